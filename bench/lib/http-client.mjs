@@ -1,0 +1,184 @@
+// A Streamable HTTP MCP load client on undici: one session (initialize, read Mcp-Session-Id,
+// notifications/initialized), then `tools/call` requests from C workers over a keep-alive Pool of C
+// connections. Responses may be JSON or SSE; both are parsed and the response matching the request
+// id is required. Every gateway is measured with exactly this client.
+import { Pool } from 'undici';
+
+export const PROTOCOL_VERSION = '2025-11-25';
+const ACCEPT = 'application/json, text/event-stream';
+
+/** The JSON-RPC messages in an SSE body (events with non-empty data). */
+export function parseSse(text) {
+  const messages = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    let data = '';
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith('data:')) data += (data ? '\n' : '') + line.slice(line[5] === ' ' ? 6 : 5);
+    }
+    if (data.trim().length > 0) {
+      try {
+        messages.push(JSON.parse(data));
+      } catch {}
+    }
+  }
+  return messages;
+}
+
+function parseBody(contentType, text) {
+  if (contentType?.includes('text/event-stream')) return parseSse(text);
+  if (text.trim().length === 0) return [];
+  const parsed = JSON.parse(text);
+  return Array.isArray(parsed) ? parsed : [parsed];
+}
+
+function header(headers, name) {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** One MCP session on `url` (http://host:port/path). */
+export class HttpMcpSession {
+  constructor(url, pool) {
+    const u = new URL(url);
+    this.origin = u.origin;
+    this.path = u.pathname;
+    this.pool = pool;
+    this.sessionId = undefined;
+    this.protocolVersion = PROTOCOL_VERSION;
+    this.nextId = 1;
+  }
+
+  headers() {
+    const h = {
+      'content-type': 'application/json',
+      accept: ACCEPT,
+      'mcp-protocol-version': this.protocolVersion,
+    };
+    if (this.sessionId) h['mcp-session-id'] = this.sessionId;
+    return h;
+  }
+
+  /** POSTs one JSON-RPC message; resolves with { status, messages }. */
+  async post(message, pool = this.pool) {
+    const { statusCode, headers, body } = await pool.request({
+      origin: this.origin,
+      path: this.path,
+      method: 'POST',
+      headers: this.headers(),
+      body: JSON.stringify(message),
+    });
+    const text = await body.text();
+    if (statusCode >= 300) return { status: statusCode, messages: [], text, headers };
+    return { status: statusCode, messages: parseBody(header(headers, 'content-type'), text), headers };
+  }
+
+  async initialize(clientName = 'switchboard-bench') {
+    const id = this.nextId++;
+    const { status, messages, headers, text } = await this.post({
+      jsonrpc: '2.0',
+      id,
+      method: 'initialize',
+      params: {
+        protocolVersion: PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: clientName, version: '1.0.0' },
+      },
+    });
+    const response = messages.find((m) => m.id === id);
+    if (status !== 200 || !response?.result) {
+      throw new Error(
+        `initialize on ${this.origin}${this.path} failed: HTTP ${status} ${text ?? JSON.stringify(messages)}`,
+      );
+    }
+    this.sessionId = header(headers, 'mcp-session-id');
+    this.protocolVersion = response.result.protocolVersion ?? PROTOCOL_VERSION;
+    const ack = await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    if (ack.status !== 202 && ack.status !== 200)
+      throw new Error(`notifications/initialized: HTTP ${ack.status}`);
+    return response.result;
+  }
+
+  /** One tools/call; resolves true on a result, false on an HTTP or JSON-RPC error. */
+  async callTool(name, args, pool = this.pool) {
+    const id = this.nextId++;
+    const { status, messages } = await pool
+      .request({
+        origin: this.origin,
+        path: this.path,
+        method: 'POST',
+        headers: this.headers(),
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+      })
+      .then(async ({ statusCode, headers, body }) => {
+        const text = await body.text();
+        return {
+          status: statusCode,
+          messages: statusCode === 200 ? parseBody(header(headers, 'content-type'), text) : [],
+        };
+      });
+    if (status !== 200) return false;
+    const response = messages.find((m) => m.id === id);
+    return response !== undefined && response.result !== undefined && response.result.isError !== true;
+  }
+
+  /** Ends the session (DELETE); errors are ignored (some servers answer 405). */
+  async close() {
+    if (!this.sessionId) return;
+    try {
+      const { body } = await this.pool.request({
+        origin: this.origin,
+        path: this.path,
+        method: 'DELETE',
+        headers: this.headers(),
+      });
+      await body.text();
+    } catch {}
+  }
+}
+
+/** A keep-alive pool of `connections` HTTP/1.1 connections (no pipelining). */
+export function makePool(url, connections) {
+  return new Pool(new URL(url).origin, {
+    connections,
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  });
+}
+
+/**
+ * Drives `concurrency` workers, each issuing one tools/call after another, first for `warmupMs`
+ * (not recorded), then for `durationMs`. Returns the round trips (µs), completed count, errors and
+ * the measured wall time.
+ */
+export async function loadWindow(session, pool, { concurrency, warmupMs, durationMs, tool, args }) {
+  const run = async (ms, record) => {
+    const latencies = [];
+    let errors = 0;
+    let completed = 0;
+    const t0 = process.hrtime.bigint();
+    const end = t0 + BigInt(Math.round(ms * 1e6));
+    const worker = async () => {
+      while (process.hrtime.bigint() < end) {
+        const s = process.hrtime.bigint();
+        let ok;
+        try {
+          ok = await session.callTool(tool, args, pool);
+        } catch {
+          ok = false;
+        }
+        const e = process.hrtime.bigint();
+        if (ok) {
+          completed++;
+          if (record) latencies.push(Number(e - s) / 1000);
+        } else errors++;
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    const elapsedMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    return { latencies, errors, completed, elapsedMs };
+  };
+  if (warmupMs > 0) await run(warmupMs, false);
+  return run(durationMs, true);
+}

@@ -1,0 +1,518 @@
+/**
+ * The tamper-evident audit ledger (docs/audit-ledger.md): one record per completed audited call,
+ * hash-chained, in append-only JSONL files under the ledger directory, with signed RFC 6962
+ * checkpoints every N records, every T ms and at close, optionally copied to an anchor.
+ *
+ * One ordered writer. `append` builds the record at once (redaction, seq, timestamp, hash chain)
+ * and queues its line; a single flush loop writes whatever is queued in one write per batch, fsyncs
+ * per the policy, then resolves the batch's appends. The Merkle accumulator advances only over
+ * lines that were written, so checkpoints never re-read the log.
+ *
+ * Fail closed: when a batch cannot be written (or synced when it had to be), its appends and every
+ * append queued behind it reject with `SB_AUDIT_UNAVAILABLE`, the chain head goes back to the last
+ * record written, the ledger turns unhealthy, and the failure is logged and counted
+ * (`audit_write_errors_total`). The governance layer refuses calls of tier T1 and above whose
+ * record cannot be written. The next append tries again (cutting off any fragment the failed
+ * write left), and a success makes the ledger healthy again.
+ */
+import { mkdir } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import type { AuditConfig, FsyncPolicy } from '../../config/types.js';
+import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import { type Logger, silentLogger } from '../../observe/logger.js';
+import { Metrics } from '../../observe/metrics.js';
+import { createRedactor, type Redactor } from '../redaction.js';
+import type { NoteSigner } from '../signed-note.js';
+import { type AnchorOptions, createAnchorSink } from './anchor-sink.js';
+import { type LedgerIo, nodeLedgerIo } from './append-file.js';
+import type { AuditEvent } from './audit-event.js';
+import { loadCheckpointSigner } from './checkpoint-key.js';
+import { CheckpointWriter } from './checkpoint-writer.js';
+import { LedgerFileWriter } from './ledger-file-writer.js';
+import { acquireLedgerLock, type LedgerLock } from './ledger-lock.js';
+import { SIGNER_KEY_FILE, VERIFIER_KEY_FILE } from './ledger-paths.js';
+import { type LedgerHead, type LinePosition, recoverLedger } from './ledger-recovery.js';
+import type { LedgerTree } from './ledger-tree.js';
+import { encodeRecord, recordFields } from './record-fields.js';
+
+/** Counter names the ledger keeps in its `Metrics`. */
+export const AuditLedgerMetric = {
+  RecordsWritten: 'audit_records_written_total',
+  WriteErrors: 'audit_write_errors_total',
+  Checkpoints: 'audit_checkpoints_total',
+  CheckpointErrors: 'audit_checkpoint_errors_total',
+} as const;
+
+/** Options of {@link AuditLedger.open}; see `auditLedgerOptions` to derive them from the config. */
+export interface AuditLedgerOptions {
+  /** The ledger directory (created 0700 if missing). */
+  readonly dir: string;
+  /** `critical` (default): fsync before resolving a durable append; `always`: every append; `never`. */
+  readonly fsync?: FsyncPolicy;
+  /** Start a new ledger file past this size; default 64 MiB. */
+  readonly rotateBytes?: number;
+  /** Checkpoint after this many records, and every `everyMs` (0: no timer); default 1000 and 60 s. */
+  readonly checkpoint?: { readonly everyRecords: number; readonly everyMs: number };
+  /** The signer key file; default `<dir>/keys/checkpoint.key`, created when missing. */
+  readonly keyFile?: string;
+  readonly anchor?: AnchorOptions;
+  /** Extra redaction: member names (substrings, any case) and regular expressions over values. */
+  readonly redact?: { readonly keys?: readonly string[]; readonly patterns?: readonly string[] };
+  /** `error` texts are cut to this many characters; default 1024. */
+  readonly maxErrorLength?: number;
+  /** The checkpoint origin line; default the signing key's name (`switchboard/audit/<16 hex>`). */
+  readonly origin?: string;
+  readonly logger?: Logger;
+  readonly metrics?: Metrics;
+  /** Milliseconds since the epoch, for `ts` and checkpoint times; default `Date.now`. */
+  readonly clock?: () => number;
+  /** The file system port (tests inject failures). */
+  readonly io?: LedgerIo;
+  /** While unhealthy, probe the file system this often (ms) to recover without an append; default 1000. */
+  readonly probeIntervalMs?: number;
+}
+
+/** What `append` resolves with: the record's place in the chain. */
+export interface AppendResult {
+  readonly seq: number;
+  readonly entryHash: string;
+}
+
+interface CheckpointWaiter {
+  /** The last seq built when the checkpoint was asked for. */
+  readonly upTo: number;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+interface Pending {
+  readonly line: string;
+  readonly bytes: number;
+  readonly head: LedgerHead;
+  readonly durable: boolean;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Most lines and bytes written in one batch (bounds latency and memory under a burst). */
+const MAX_BATCH_LINES = 4096;
+const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+
+const DEFAULTS = {
+  fsync: 'critical',
+  rotateBytes: 64 * 1024 * 1024,
+  everyRecords: 1000,
+  everyMs: 60_000,
+  maxErrorLength: 1024,
+} as const;
+
+function unavailable(message: string, cause?: unknown): SwitchboardError {
+  return new SwitchboardError(
+    SbErrorCode.AuditUnavailable,
+    message,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/** The options of {@link AuditLedger.open} for the configuration's `audit` section. */
+export function auditLedgerOptions(config: AuditConfig, dataDir: string): AuditLedgerOptions {
+  const dir = config.dir === undefined ? join(dataDir, 'audit') : resolve(dataDir, config.dir);
+  return {
+    dir,
+    fsync: config.fsync,
+    rotateBytes: config.rotateBytes,
+    checkpoint: config.checkpoint,
+    redact: config.redact,
+    maxErrorLength: config.maxErrorLength,
+    ...(config.key === undefined
+      ? {}
+      : { keyFile: isAbsolute(config.key) ? config.key : resolve(dataDir, config.key) }),
+    ...(config.anchor === undefined ? {} : { anchor: config.anchor }),
+  };
+}
+
+/** The ledger; see the module comment. Open with {@link AuditLedger.open}. */
+export class AuditLedger {
+  readonly #fsync: FsyncPolicy;
+  readonly #everyRecords: number;
+  readonly #redactor: Redactor;
+  readonly #maxErrorLength: number;
+  readonly #clock: () => number;
+  readonly #logger: Logger;
+  readonly #metrics: Metrics;
+  readonly #signer: NoteSigner;
+  readonly #files: LedgerFileWriter;
+  readonly #checkpoints: CheckpointWriter;
+  readonly #tree: LedgerTree;
+  readonly #timer: NodeJS.Timeout | undefined;
+  readonly #lock: LedgerLock;
+  readonly #probeIntervalMs: number;
+  /** Runs while the ledger is unhealthy: see {@link AuditLedger.healthy}. */
+  #probeTimer: NodeJS.Timeout | undefined;
+  #probeWanted = false;
+  /** The last record built (queued or written). */
+  #head: LedgerHead;
+  /** The last record written. */
+  #committed: LedgerHead;
+  #lastLine: LinePosition | undefined;
+  #queue: Pending[] = [];
+  /** `checkpoint()` and `close()` calls: each waits for a checkpoint covering the records built before it. */
+  #checkpointWaiters: CheckpointWaiter[] = [];
+  /** The count or the timer asks for a checkpoint: it goes before the next batch, so load cannot starve it. */
+  #checkpointDue = false;
+  #loop: Promise<void> | undefined;
+  #healthy = true;
+  #failures = 0;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  private constructor(parts: {
+    options: AuditLedgerOptions;
+    signer: NoteSigner;
+    files: LedgerFileWriter;
+    checkpoints: CheckpointWriter;
+    recovered: Awaited<ReturnType<typeof recoverLedger>>;
+    lock: LedgerLock;
+    logger: Logger;
+    metrics: Metrics;
+  }) {
+    const { options } = parts;
+    this.#fsync = options.fsync ?? DEFAULTS.fsync;
+    this.#everyRecords = options.checkpoint?.everyRecords ?? DEFAULTS.everyRecords;
+    this.#maxErrorLength = options.maxErrorLength ?? DEFAULTS.maxErrorLength;
+    this.#redactor = createRedactor({
+      extraKeyPatterns: options.redact?.keys ?? [],
+      extraValuePatterns: (options.redact?.patterns ?? []).map((pattern) => new RegExp(pattern, 'g')),
+    });
+    this.#clock = options.clock ?? Date.now;
+    this.#logger = parts.logger;
+    this.#metrics = parts.metrics;
+    this.#signer = parts.signer;
+    this.#files = parts.files;
+    this.#checkpoints = parts.checkpoints;
+    this.#tree = parts.recovered.tree;
+    this.#head = parts.recovered.head;
+    this.#committed = parts.recovered.head;
+    this.#lastLine = parts.recovered.lastLine;
+    this.#lock = parts.lock;
+    this.#probeIntervalMs = options.probeIntervalMs ?? 1000;
+    const everyMs = options.checkpoint?.everyMs ?? DEFAULTS.everyMs;
+    if (everyMs > 0) {
+      this.#timer = setInterval(() => this.#requestCheckpoint(), everyMs);
+      this.#timer.unref();
+    }
+  }
+
+  /**
+   * Opens (creating) the ledger in `options.dir`: takes its writer lock (one writer per ledger),
+   * loads or creates the signing key, recovers the chain head and the accumulator (from
+   * `state.json`, or by reading the log once), opens the file to append to, and checkpoints the
+   * records a previous run left uncovered.
+   *
+   * @throws SwitchboardError `SB_AUDIT_UNAVAILABLE` when the directory or files cannot be created or
+   *   read, or another live process writes this ledger; `SB_CONFIG_INVALID` for an unusable key
+   *   file or origin.
+   */
+  static async open(options: AuditLedgerOptions): Promise<AuditLedger> {
+    const logger = (options.logger ?? silentLogger).child({ component: 'audit' });
+    const metrics = options.metrics ?? new Metrics();
+    const io = options.io ?? nodeLedgerIo;
+    const { dir } = options;
+    const sync = (options.fsync ?? DEFAULTS.fsync) !== 'never';
+    let lock: LedgerLock | undefined;
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      lock = await acquireLedgerLock(dir, logger);
+      const signer = await loadCheckpointSigner({
+        keyFile: options.keyFile ?? join(dir, SIGNER_KEY_FILE),
+        verifierFile: join(dir, VERIFIER_KEY_FILE),
+        ...(options.origin === undefined ? {} : { name: options.origin }),
+        logger,
+      });
+      const recovered = await recoverLedger(dir, logger);
+      const files = new LedgerFileWriter({
+        dir,
+        io,
+        rotateBytes: options.rotateBytes ?? DEFAULTS.rotateBytes,
+        syncOnRotate: sync,
+        logger,
+      });
+      await files.open(recovered.appendTo.index, recovered.appendTo.size);
+      const checkpoints = new CheckpointWriter({
+        dir,
+        io,
+        signer,
+        origin: options.origin ?? signer.name,
+        sync,
+        anchor: createAnchorSink(options.anchor, logger, metrics),
+        logger,
+        clock: options.clock ?? Date.now,
+        last: recovered.checkpoint,
+      });
+      const ledger = new AuditLedger({
+        options,
+        signer,
+        files,
+        checkpoints,
+        recovered,
+        lock,
+        logger,
+        metrics,
+      });
+      if (recovered.tree.size > recovered.checkpoint.size) ledger.#requestCheckpoint();
+      return ledger;
+    } catch (error) {
+      await lock?.release();
+      if (error instanceof SwitchboardError) throw error;
+      throw unavailable(`Cannot open the audit ledger in ${dir}: ${(error as Error).message}`, error);
+    }
+  }
+
+  /**
+   * False once a write failed, until a write succeeds again. While unhealthy the ledger also probes
+   * the file system every second (reopening and syncing its file, writing a probe file beside it),
+   * so that it recovers even when the governance layer, refusing audited calls, appends nothing.
+   */
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
+  /** The checkpoint verifier key (a signed-note verifier key string), for publishing. */
+  get verifierKey(): string {
+    return this.#signer.verifierKey;
+  }
+
+  /** The last record written: seq 0 and 64 zeros for an empty ledger. */
+  get head(): AppendResult {
+    return { seq: this.#committed.seq, entryHash: this.#committed.entryHash };
+  }
+
+  /**
+   * Records `event`. Resolves once its line is written, and fsynced when `durable` is set under the
+   * `critical` policy or always under `always` (`never` ignores `durable`).
+   *
+   * @throws (rejects) SwitchboardError `SB_AUDIT_UNAVAILABLE` when the line cannot be written or
+   *   the ledger is closed; `SB_INTERNAL` for an invalid event (unknown tier or decision, no method).
+   */
+  append(event: AuditEvent, options: { durable?: boolean } = {}): Promise<AppendResult> {
+    if (this.#closing) return Promise.reject(unavailable('The audit ledger is closed'));
+    let line: string;
+    let head: LedgerHead;
+    try {
+      const fields = recordFields(event, { redactor: this.#redactor, maxErrorLength: this.#maxErrorLength });
+      const seq = this.#head.seq + 1;
+      const ts = new Date(this.#clock()).toISOString();
+      const encoded = encodeRecord(seq, ts, this.#head.entryHash, fields);
+      line = encoded.line;
+      head = { seq, entryHash: encoded.entryHash };
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.#head = head;
+    const durable = this.#fsync === 'always' || (this.#fsync === 'critical' && options.durable === true);
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.#queue.push({ line, bytes: Buffer.byteLength(line, 'utf8') + 1, head, durable, resolve, reject });
+      this.#kick();
+    });
+  }
+
+  /** Writes a checkpoint of everything written so far (nothing when nothing is new). */
+  checkpoint(): Promise<void> {
+    if (this.#closed !== undefined) return this.#closed;
+    return this.#checkpointNow();
+  }
+
+  /**
+   * Flushes, writes a final checkpoint, closes the files, waits for the anchor and releases the
+   * writer lock. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#stopProbing();
+    try {
+      await this.#checkpointNow();
+    } catch {
+      // Logged by the checkpoint step; closing goes on.
+    }
+    await this.#files.close(this.#fsync !== 'never').catch((error: unknown) => {
+      this.#logger.error({ err: (error as Error).message }, 'audit ledger: cannot close the ledger file');
+    });
+    await this.#checkpoints.close();
+    await this.#lock.release();
+  }
+
+  #checkpointNow(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#checkpointWaiters.push({ upTo: this.#head.seq, resolve, reject });
+      this.#kick();
+    });
+  }
+
+  #requestCheckpoint(): void {
+    if (this.#closing || this.#tree.size <= this.#checkpoints.lastSize) return;
+    this.#checkpointDue = true;
+    this.#kick();
+  }
+
+  /** A checkpoint is due, or a waiter's records are all written (or nothing more is queued). */
+  #checkpointReady(): boolean {
+    if (this.#checkpointDue) return true;
+    if (this.#checkpointWaiters.length === 0) return false;
+    return this.#queue.length === 0 || this.#checkpointWaiters.some((w) => w.upTo <= this.#committed.seq);
+  }
+
+  /** Starts the flush loop unless it runs; it drains the queue, then any checkpoint asked for. */
+  #kick(): void {
+    if (this.#loop !== undefined) return;
+    this.#loop = Promise.resolve()
+      .then(() => this.#drain())
+      .finally(() => {
+        this.#loop = undefined;
+        if (this.#queue.length > 0 || this.#checkpointReady() || this.#probeWanted) this.#kick();
+      });
+  }
+
+  async #drain(): Promise<void> {
+    for (;;) {
+      if (this.#checkpointReady()) await this.#writeCheckpoint();
+      else if (this.#queue.length > 0) await this.#writeBatch();
+      else if (this.#probeWanted) await this.#probe();
+      else return;
+    }
+  }
+
+  #startProbing(): void {
+    if (this.#probeTimer !== undefined || this.#closing) return;
+    this.#probeTimer = setInterval(() => {
+      this.#probeWanted = true;
+      this.#kick();
+    }, this.#probeIntervalMs);
+    this.#probeTimer.unref();
+  }
+
+  #stopProbing(): void {
+    if (this.#probeTimer !== undefined) clearInterval(this.#probeTimer);
+    this.#probeTimer = undefined;
+    this.#probeWanted = false;
+  }
+
+  #recovered(how: string): void {
+    if (!this.#healthy) this.#logger.info({ failures: this.#failures, how }, 'audit ledger: writable again');
+    this.#healthy = true;
+    this.#failures = 0;
+    this.#stopProbing();
+  }
+
+  /** While unhealthy: is the file system writable again? (No record is written.) */
+  async #probe(): Promise<void> {
+    this.#probeWanted = false;
+    if (this.#healthy) return;
+    try {
+      await this.#files.probe();
+      this.#recovered('a probe succeeded');
+    } catch {
+      // Still failing: the next probe or append tries again.
+    }
+  }
+
+  /**
+   * Takes the lines that fit the current file (rotating first when the first does not fit a file
+   * that has lines already), up to the batch limits; at least one line.
+   */
+  async #takeBatch(): Promise<Pending[]> {
+    const first = this.#queue[0] as Pending;
+    if (first.bytes > this.#files.room && this.#files.size > 0) await this.#files.rotate();
+    const room = Math.min(Math.max(this.#files.room, first.bytes), MAX_BATCH_BYTES);
+    let bytes = first.bytes;
+    let count = 1;
+    while (count < this.#queue.length && count < MAX_BATCH_LINES) {
+      const next = (this.#queue[count] as Pending).bytes;
+      if (bytes + next > room) break;
+      bytes += next;
+      count++;
+    }
+    return this.#queue.splice(0, count);
+  }
+
+  async #writeBatch(): Promise<void> {
+    let batch: Pending[] = [];
+    try {
+      batch = await this.#takeBatch();
+      let text = '';
+      let durable = false;
+      for (const pending of batch) {
+        text += `${pending.line}\n`;
+        durable ||= pending.durable;
+      }
+      const data = Buffer.from(text, 'utf8');
+      const offset = await this.#files.write(data, durable);
+      let start = 0;
+      let lineStart = 0;
+      while (start < data.length) {
+        const end = data.indexOf(10, start);
+        this.#tree.appendLine(data, start, end);
+        lineStart = start;
+        start = end + 1;
+      }
+      const last = batch[batch.length - 1] as Pending;
+      this.#committed = last.head;
+      this.#lastLine = {
+        file: this.#files.file,
+        lineStart: offset + lineStart,
+        offset: offset + data.length,
+      };
+      this.#metrics.inc(AuditLedgerMetric.RecordsWritten, undefined, batch.length);
+      this.#recovered('a write succeeded');
+      for (const pending of batch)
+        pending.resolve({ seq: pending.head.seq, entryHash: pending.head.entryHash });
+      if (this.#tree.size - this.#checkpoints.lastSize >= this.#everyRecords) this.#checkpointDue = true;
+    } catch (error) {
+      this.#fail(batch, error);
+    }
+  }
+
+  #fail(batch: Pending[], error: unknown): void {
+    const rejected = [...batch, ...this.#queue.splice(0)];
+    this.#head = this.#committed;
+    this.#healthy = false;
+    this.#failures++;
+    this.#startProbing();
+    this.#metrics.inc(AuditLedgerMetric.WriteErrors);
+    const message = error instanceof Error ? error.message : String(error);
+    const fields = { err: message, code: (error as NodeJS.ErrnoException).code, refused: rejected.length };
+    const text = 'audit ledger: cannot write records; audited calls are refused until a write succeeds';
+    if (this.#failures === 1) this.#logger.error(fields, text);
+    else this.#logger.warn({ ...fields, failures: this.#failures }, text);
+    const failure = unavailable(`The audit ledger cannot be written: ${message}`, error);
+    for (const pending of rejected) pending.reject(failure);
+  }
+
+  async #writeCheckpoint(): Promise<void> {
+    // Served: the waiters whose records are written, or all of them when nothing more is queued.
+    const all = this.#queue.length === 0;
+    const waiters = this.#checkpointWaiters.filter((w) => all || w.upTo <= this.#committed.seq);
+    this.#checkpointWaiters = this.#checkpointWaiters.filter((w) => !waiters.includes(w));
+    this.#checkpointDue = false;
+    const lastLine = this.#lastLine;
+    try {
+      if (this.#tree.size > this.#checkpoints.lastSize && lastLine !== undefined) {
+        // The records must be durable before a checkpoint covers them.
+        if (this.#fsync !== 'never') await this.#files.sync();
+        await this.#checkpoints.write(this.#tree, this.#committed, lastLine);
+        this.#metrics.inc(AuditLedgerMetric.Checkpoints);
+      }
+      for (const waiter of waiters) waiter.resolve();
+    } catch (error) {
+      this.#metrics.inc(AuditLedgerMetric.CheckpointErrors);
+      this.#logger.error({ err: (error as Error).message }, 'audit ledger: cannot write a checkpoint');
+      const failure = unavailable(`Cannot write an audit checkpoint: ${(error as Error).message}`, error);
+      for (const waiter of waiters) waiter.reject(failure);
+    }
+  }
+}

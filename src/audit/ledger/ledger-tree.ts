@@ -1,0 +1,96 @@
+/**
+ * The ledger's Merkle accumulator: the same RFC 6962 tree and compact range as `MerkleAccumulator`
+ * (src/audit/merkle.ts), and the same persisted state, tuned for the two hot paths that hash every
+ * record (the writer and the verifier).
+ *
+ * On Node 20, `crypto.hash(..., 'buffer')` allocates an external ArrayBuffer per call, which costs
+ * more than hashing a 500-byte line. Here digests are kept as 32-character latin1 strings (one
+ * byte per character, no allocation beyond the string) and the inputs of leaf and node hashes are
+ * assembled in one reused scratch buffer. Roots and states are identical to `MerkleAccumulator`'s
+ * (the tests compare them), so either can resume from the other's state.
+ */
+import { hash } from 'node:crypto';
+import { MerkleAccumulator, type MerkleAccumulatorState } from '../merkle.js';
+
+let scratch = Buffer.alloc(4096);
+
+function ensureScratch(length: number): Buffer {
+  if (scratch.length < length) scratch = Buffer.alloc(Math.max(length, scratch.length * 2));
+  return scratch;
+}
+
+/** RFC 6962 leaf hash of the bytes `data[start, end)` (default: all of it), as a latin1 digest string. */
+export function leafDigest(data: Buffer, start = 0, end = data.length): string {
+  const input = ensureScratch(end - start + 1);
+  input[0] = 0x00;
+  data.copy(input, 1, start, end);
+  return hash('sha256', input.subarray(0, end - start + 1), 'binary');
+}
+
+/** RFC 6962 node hash of two latin1 digests, as a latin1 digest. */
+function nodeDigest(left: string, right: string): string {
+  const input = ensureScratch(65);
+  input[0] = 0x01;
+  input.write(left, 1, 32, 'latin1');
+  input.write(right, 33, 32, 'latin1');
+  return hash('sha256', input.subarray(0, 65), 'binary');
+}
+
+const EMPTY_ROOT = new MerkleAccumulator().root();
+
+/** An append-only RFC 6962 tree keeping only its compact range; see the module comment. */
+export class LedgerTree {
+  #size = 0;
+  /** Roots of the perfect subtrees covering [0, size), leftmost (largest) first. */
+  readonly #peaks: string[] = [];
+
+  /** Leaves appended so far. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Appends a leaf by its digest ({@link leafDigest}). */
+  append(leaf: string): void {
+    let digest = leaf;
+    for (let rest = this.#size; rest % 2 === 1; rest = (rest - 1) / 2) {
+      digest = nodeDigest(this.#peaks.pop() as string, digest);
+    }
+    this.#peaks.push(digest);
+    this.#size++;
+  }
+
+  /** Appends a record line: its bytes without the newline, `data[start, end)` (default: all of it). */
+  appendLine(data: Buffer, start = 0, end = data.length): void {
+    this.append(leafDigest(data, start, end));
+  }
+
+  /** The RFC 6962 root (SHA-256 of "" when empty). */
+  root(): Buffer {
+    const peaks = this.#peaks;
+    if (peaks.length === 0) return Buffer.from(EMPTY_ROOT);
+    let acc = peaks[peaks.length - 1] as string;
+    for (let i = peaks.length - 2; i >= 0; i--) acc = nodeDigest(peaks[i] as string, acc);
+    return Buffer.from(acc, 'latin1');
+  }
+
+  /** The state `MerkleAccumulator.fromState` and {@link LedgerTree.fromState} accept. */
+  state(): MerkleAccumulatorState {
+    return {
+      size: this.#size,
+      peaks: this.#peaks.map((peak) => Buffer.from(peak, 'latin1').toString('hex')),
+    };
+  }
+
+  /**
+   * A tree from a persisted state.
+   *
+   * @throws SwitchboardError `SB_INTERNAL` when the state is malformed (checked by `MerkleAccumulator`).
+   */
+  static fromState(state: MerkleAccumulatorState): LedgerTree {
+    MerkleAccumulator.fromState(state);
+    const tree = new LedgerTree();
+    for (const peak of state.peaks) tree.#peaks.push(Buffer.from(peak, 'hex').toString('latin1'));
+    tree.#size = state.size;
+    return tree;
+  }
+}

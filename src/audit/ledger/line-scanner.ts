@@ -1,0 +1,159 @@
+/**
+ * Streams the lines of ledger files in large chunks, for the verifier, the writer's recovery, the
+ * prover and the CLI. Each chunk's complete lines are validated as UTF-8 and decoded once (not line
+ * by line), then cut at the newlines of both the bytes and the text, which line up because a
+ * newline byte never occurs inside a multi-byte UTF-8 sequence.
+ *
+ * A file whose last byte is not a newline ends in a torn line (a crash mid-write): it is reported
+ * through `onTorn`, never passed off as a line.
+ */
+import { isUtf8 } from 'node:buffer';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Bytes read per `read` call. */
+const CHUNK_SIZE = 1024 * 1024;
+
+/**
+ * One complete line, handed to the visitor. Its bytes are `data[start, end)`; `data` is a reused
+ * buffer, only valid during the call (copy what you keep). `bytes` makes the view on demand: the
+ * hot paths copy from `data` directly instead.
+ */
+export class ScannedLine {
+  constructor(
+    /** The file's name (not its path). */
+    readonly file: string,
+    /** 1-based line number within the file (counted from `startLineNo` when a start offset is given). */
+    readonly lineNo: number,
+    /** Byte offset of the line's first byte in the file. */
+    readonly offset: number,
+    /** The decoded line, or `undefined` when its bytes are not valid UTF-8. */
+    readonly text: string | undefined,
+    readonly data: Buffer,
+    readonly start: number,
+    readonly end: number,
+  ) {}
+
+  /** The line's bytes without the newline (a view into `data`). */
+  get bytes(): Buffer {
+    return this.data.subarray(this.start, this.end);
+  }
+
+  /** Byte length of the line without the newline. */
+  get length(): number {
+    return this.end - this.start;
+  }
+}
+
+/** The incomplete last line of a file. */
+export interface TornLine {
+  readonly file: string;
+  readonly lineNo: number;
+  readonly offset: number;
+  readonly bytes: Buffer;
+}
+
+/** Called per line; return `false` to stop the whole scan. */
+export type LineVisitor = (line: ScannedLine) => boolean | undefined;
+
+/** Where and how {@link scanLines} reads. */
+export interface ScanOptions {
+  /** Start reading the first file at this byte offset (a line boundary); default 0. */
+  readonly startOffset?: number;
+  /** Line number of the line at `startOffset`; default 1. */
+  readonly startLineNo?: number;
+  /** Called for a file's incomplete last line; return `false` to stop the scan. */
+  readonly onTorn?: (torn: TornLine) => boolean | undefined;
+}
+
+/**
+ * Visits every complete line of `files` (names inside `dir`), in order. Resolves `false` when a
+ * callback stopped the scan, `true` when every file was read to its end.
+ */
+export async function scanLines(
+  dir: string,
+  files: readonly string[],
+  visit: LineVisitor,
+  options: ScanOptions = {},
+): Promise<boolean> {
+  const reader = { buffer: Buffer.allocUnsafe(CHUNK_SIZE) };
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i] as string;
+    const start = i === 0 ? (options.startOffset ?? 0) : 0;
+    const lineNo = i === 0 ? (options.startLineNo ?? 1) : 1;
+    if (!(await scanFile(join(dir, file), file, start, lineNo, reader, visit, options.onTorn))) return false;
+  }
+  return true;
+}
+
+async function scanFile(
+  path: string,
+  file: string,
+  start: number,
+  firstLineNo: number,
+  reader: { buffer: Buffer },
+  visit: LineVisitor,
+  onTorn: ScanOptions['onTorn'],
+): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    let position = start;
+    let lineNo = firstLineNo;
+    /** Bytes of an unfinished line, moved to the front of the buffer; the next read goes after them. */
+    let carry = 0;
+    for (;;) {
+      if (carry === reader.buffer.length) {
+        // A line longer than the buffer: grow it.
+        const bigger = Buffer.allocUnsafe(reader.buffer.length * 2);
+        reader.buffer.copy(bigger, 0, 0, carry);
+        reader.buffer = bigger;
+      }
+      const buffer = reader.buffer;
+      const { bytesRead } = await handle.read(buffer, carry, buffer.length - carry, position);
+      if (bytesRead === 0) break;
+      const data = buffer.subarray(0, carry + bytesRead);
+      const dataOffset = position - carry;
+      position += bytesRead;
+      const last = data.lastIndexOf(10);
+      if (last < 0) {
+        carry = data.length;
+        continue;
+      }
+      const region = data.subarray(0, last + 1);
+      const text = isUtf8(region) ? region.toString('utf8') : undefined;
+      // Pure ASCII (bytes and UTF-16 units line up): the text's newlines are the bytes' newlines.
+      const ascii = text !== undefined && text.length === region.length;
+      let at = 0;
+      let textAt = 0;
+      while (at <= last) {
+        let end: number;
+        let lineText: string | undefined;
+        if (text !== undefined) {
+          const textEnd = text.indexOf('\n', textAt);
+          lineText = text.slice(textAt, textEnd);
+          textAt = textEnd + 1;
+          end = ascii ? textEnd : data.indexOf(10, at);
+        } else {
+          end = data.indexOf(10, at);
+          const bytes = data.subarray(at, end);
+          lineText = isUtf8(bytes) ? bytes.toString('utf8') : undefined;
+        }
+        if (visit(new ScannedLine(file, lineNo, dataOffset + at, lineText, data, at, end)) === false) {
+          return false;
+        }
+        lineNo++;
+        at = end + 1;
+      }
+      carry = data.length - (last + 1);
+      // Buffer#copy handles the overlap (memmove).
+      if (carry > 0) buffer.copy(buffer, 0, last + 1, data.length);
+    }
+    if (carry > 0 && onTorn !== undefined) {
+      const bytes = Buffer.from(reader.buffer.subarray(0, carry));
+      return onTorn({ file, lineNo, offset: position - carry, bytes }) !== false;
+    }
+    return true;
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * `switchboard serve`: the Streamable HTTP gateway. With no `--config`, a built-in configuration
+ * fronts the demo upstreams the project depends on, so it serves a working gateway anywhere.
+ */
+import type { Command } from 'commander';
+import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
+import { createAuthenticator } from '../../auth/authenticator.js';
+import { ensureDataDir } from '../../config/data-dir.js';
+import { defaultConfig } from '../../config/defaults.js';
+import { formatConfigIssues, loadConfigFile } from '../../config/load.js';
+import type { GatewayConfig } from '../../config/types.js';
+import type { ConfigIssue } from '../../config/validate.js';
+import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import { ServeGateway } from '../../gateways/serve/serve-gateway.js';
+import { createLogger, type LogLevel } from '../../observe/logger.js';
+import { Metrics } from '../../observe/metrics.js';
+import { dataDirOf } from '../global-options.js';
+import { openServeLedger } from '../ledger-setup.js';
+import { parseLogLevel, parseNonNegativeInt } from '../options.js';
+import { openTrace } from '../trace-setup.js';
+import { readPackageVersion } from '../version.js';
+
+interface ServeOptions {
+  config?: string;
+  host?: string;
+  port?: number;
+  trace: boolean;
+  logLevel?: LogLevel;
+}
+
+/** Loads the configuration a `serve` invocation asks for, with its command-line overrides. */
+export async function resolveServeConfig(options: ServeOptions, dataDir: string): Promise<GatewayConfig> {
+  const base = options.config
+    ? (await loadConfigFile(options.config, { env: process.env })).config
+    : defaultConfig({ dataDir });
+  return {
+    ...base,
+    server: {
+      ...base.server,
+      ...(options.host ? { host: options.host } : {}),
+      ...(options.port === undefined ? {} : { port: options.port }),
+    },
+    trace: { ...base.trace, enabled: base.trace.enabled && options.trace },
+    logging: options.logLevel ? { level: options.logLevel } : base.logging,
+  };
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .summary('run the Streamable HTTP gateway')
+    .description(
+      'Serves MCP over Streamable HTTP: /mcp fronts every configured upstream (tools and prompts named\n' +
+        '<server>__<name>), /servers/<name>/mcp fronts one. Binds 127.0.0.1:8787 by default.\n' +
+        'Without --config, a built-in configuration fronts the demo servers server-everything and server-memory.',
+    )
+    .option('--config <file>', 'the YAML configuration file (see examples/switchboard.yaml)')
+    .option('--host <host>', 'address to bind (overrides server.host)')
+    .option(
+      '--port <port>',
+      'port to listen on, 0 for any free one (overrides server.port)',
+      parseNonNegativeInt,
+    )
+    .option('--no-trace', 'do not record the trace')
+    .option(
+      '--log-level <level>',
+      'debug, info, warn, error or silent (overrides logging.level)',
+      parseLogLevel,
+    )
+    .option(
+      '--data-dir <dir>',
+      'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  switchboard serve\n' +
+        '  switchboard serve --config switchboard.yaml --port 9000\n' +
+        '  switchboard config check switchboard.yaml\n',
+    )
+    .action(async (options: ServeOptions, cmd: Command) => {
+      const dataDir = ensureDataDir(dataDirOf(cmd));
+      let config: GatewayConfig;
+      try {
+        config = await resolveServeConfig(options, dataDir);
+      } catch (error) {
+        if (error instanceof SwitchboardError && error.code === SbErrorCode.ConfigInvalid) {
+          const issues = (error.details?.issues ?? []) as ConfigIssue[];
+          console.error(
+            issues.length > 0
+              ? formatConfigIssues(issues, String(error.details?.file ?? options.config))
+              : error.message,
+          );
+        } else console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
+        process.exitCode =
+          error instanceof SwitchboardError && error.code === SbErrorCode.ConfigInvalid ? 1 : 2;
+        return;
+      }
+      const logger = createLogger(config.logging.level);
+      const metrics = new Metrics();
+      const trace = config.trace.enabled
+        ? openTrace(dataDir, logger, metrics, { maxPayloadBytes: config.trace.maxPayloadBytes })
+        : undefined;
+      let ledger: AuditLedger | undefined;
+      if (config.audit.enabled) {
+        try {
+          ledger = await openServeLedger(config.audit, dataDir, { logger, metrics });
+        } catch (error) {
+          const why = error instanceof Error ? error.message : String(error);
+          logger.error({ err: why }, 'cannot open the audit ledger');
+          console.error(`switchboard serve: cannot open the audit ledger: ${why}`);
+          trace?.recorder.close();
+          process.exitCode = 1;
+          setTimeout(() => process.exit(1), 50).unref();
+          return;
+        }
+      }
+      // Without an auth section every caller is `local` (the configuration then allows loopback only).
+      const authenticator = config.auth ? createAuthenticator(config.auth, { logger, metrics }) : undefined;
+      const gateway = new ServeGateway({
+        config,
+        version: readPackageVersion(),
+        logger,
+        metrics,
+        ...(authenticator ? { authenticate: authenticator } : {}),
+        ...(ledger ? { ledger } : {}),
+        taps: trace ? [trace.tap] : [],
+        ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
+        space: {
+          ...(authenticator ? { authenticate: authenticator } : {}),
+          ...(trace ? { trace: trace.recorder } : {}),
+        },
+      });
+      let stopping = false;
+      const stop = async (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger.info({ signal }, 'shutting down');
+        await gateway.close();
+        authenticator?.close();
+        trace?.recorder.close();
+        // The records of the last calls are written, and a final checkpoint signed, before exiting.
+        await ledger
+          ?.close()
+          .catch((error: unknown) =>
+            logger.error({ err: String(error) }, 'the audit ledger did not close cleanly'),
+          );
+        setTimeout(() => process.exit(0), 50).unref();
+      };
+      process.once('SIGINT', () => void stop('SIGINT'));
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+      try {
+        const address = await gateway.start();
+        const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+        logger.info(
+          {
+            url: `http://${host}:${address.port}/mcp`,
+            upstreams: config.upstreams.map((u) => u.name),
+            dataDir,
+          },
+          'switchboard is serving',
+        );
+        console.error(
+          `switchboard: serving MCP on http://${host}:${address.port}/mcp (upstreams: ${config.upstreams.map((u) => u.name).join(', ')})`,
+        );
+      } catch (error) {
+        logger.error(
+          { err: error instanceof Error ? error.message : String(error) },
+          'cannot start the gateway',
+        );
+        console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
+        await gateway.close().catch(() => undefined);
+        authenticator?.close();
+        trace?.recorder.close();
+        await ledger?.close().catch(() => undefined);
+        process.exitCode = 1;
+        setTimeout(() => process.exit(1), 50).unref();
+      }
+    });
+}

@@ -1,0 +1,187 @@
+/**
+ * `switchboard trace …`: read the trace a gateway recorded in `<data-dir>/trace.db`, while it
+ * runs or afterwards. The database is opened read-only (WAL lets this run beside a live gateway).
+ *
+ * Output goes through the program's output configuration (`program.configureOutput`), so tests
+ * and embedders capture it; colour is used only when that configuration says stdout has colours
+ * (a TTY, `NO_COLOR` unset). Exit codes: 0 success, 1 the session, context or envelope asked for
+ * is not in the trace, 2 the trace cannot be read (missing database, wrong schema) or bad usage.
+ */
+import { join } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import { SwitchboardError } from '../../errors/switchboard-error.js';
+import { DEFAULT_FOLLOW_DEPTH } from '../../trace/correlation-walk.js';
+import { SqliteTraceStore } from '../../trace/sqlite-trace-store.js';
+import { dataDirOf } from '../global-options.js';
+import { renderCorrelationGraph } from '../render/correlation-graph.js';
+import { renderEnvelopeTable } from '../render/envelope-table.js';
+import { renderEnvelopeJsonLines, renderJsonLines } from '../render/json-lines.js';
+import { renderSessionsTable } from '../render/sessions-table.js';
+import { renderSubtree } from '../render/subtree-tree.js';
+
+/** The trace database's file name inside the data directory. */
+export const TRACE_DB_FILE = 'trace.db';
+
+const DATA_DIR_HELP = 'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)';
+
+interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  readonly color: boolean;
+}
+
+/** Where a command writes: the root program's configured output, else the process streams. */
+function ioOf(command: Command): Io {
+  let root = command;
+  while (root.parent) root = root.parent;
+  const config = root.configureOutput();
+  return {
+    out: (text) => (config.writeOut ? config.writeOut(text) : process.stdout.write(text)),
+    err: (text) => (config.writeErr ? config.writeErr(text) : process.stderr.write(text)),
+    color: config.getOutHasColors?.() ?? false,
+  };
+}
+
+function integerOption(min: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+/**
+ * Opens the trace of `command`'s data directory read-only and runs `query` on it, closing it
+ * afterwards. Reports a missing or unreadable database on stderr with exit code 2.
+ */
+function withTrace(command: Command, query: (store: SqliteTraceStore, io: Io) => void): void {
+  const io = ioOf(command);
+  const dir = dataDirOf(command);
+  const path = join(dir, TRACE_DB_FILE);
+  let store: SqliteTraceStore;
+  try {
+    store = new SqliteTraceStore(path, { readonly: true });
+  } catch (err) {
+    if (err instanceof SwitchboardError && err.details?.missing === true) {
+      io.err(
+        `switchboard: no trace database at ${path}\n` +
+          `  (looked in the data directory ${dir}; pass --data-dir or set SWITCHBOARD_DATA_DIR)\n`,
+      );
+    } else {
+      io.err(`switchboard: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    query(store, io);
+  } catch (err) {
+    io.err(`switchboard: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 2;
+  } finally {
+    store.close();
+  }
+}
+
+function notFound(io: Io, message: string): void {
+  io.err(`switchboard: ${message}\n`);
+  process.exitCode = 1;
+}
+
+/**
+ * Adds `switchboard trace sessions|show|tree|follow`. Each subcommand also accepts `--data-dir`
+ * (after the subcommand) and `--json`, which prints one JSON value per line: session summaries
+ * for `sessions`, wire-form MEUP envelopes for the others.
+ */
+export function registerTraceCommands(program: Command): void {
+  const trace = program
+    .command('trace')
+    .description('query the recorded trace: every message the gateway passed, as MEUP envelopes');
+
+  trace
+    .command('sessions')
+    .description('list recorded sessions, newest first, with their envelope counts')
+    .option('--limit <n>', 'show at most N sessions', integerOption(1), 50)
+    .option('--json', 'one session summary per line (JSON Lines)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
+    .action((options: { limit: number; json?: boolean }, command: Command) =>
+      withTrace(command, (store, io) => {
+        const sessions = store.sessions({ limit: options.limit });
+        if (options.json) io.out(renderJsonLines(sessions));
+        else if (sessions.length === 0) io.out(`no sessions recorded in ${store.path}\n`);
+        else io.out(renderSessionsTable(sessions, { color: io.color }));
+      }),
+    );
+
+  trace
+    .command('show')
+    .description('every envelope of one session, in the order the gateway saw them')
+    .argument('<session>', 'the internal session key or the client-facing Mcp-Session-Id')
+    .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
+    .action((session: string, options: { json?: boolean }, command: Command) =>
+      withTrace(command, (store, io) => {
+        const info = store.sessionInfo(session);
+        if (info === undefined) {
+          notFound(io, `no session ${JSON.stringify(session)} in ${store.path}`);
+        } else if (options.json) {
+          io.out(renderEnvelopeJsonLines(store.session(info.key)));
+        } else {
+          const records = store.session(info.key);
+          io.out(renderSessionsTable([info], { color: io.color }));
+          io.out('\n');
+          io.out(
+            records.length === 0 ? '(no envelopes)\n' : renderEnvelopeTable(records, { color: io.color }),
+          );
+        }
+      }),
+    );
+
+  trace
+    .command('tree')
+    .description('everything recorded in a context and below it, e.g. all that one request caused')
+    .argument('<context>', 'a context path: <session> or <session>/<request-envelope-id>[/...]')
+    .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
+    .action((context: string, options: { json?: boolean }, command: Command) =>
+      withTrace(command, (store, io) => {
+        const records = store.subtree(context);
+        if (records.length === 0) {
+          notFound(io, `no envelopes in context ${JSON.stringify(context)} in ${store.path}`);
+        } else {
+          io.out(
+            options.json
+              ? renderEnvelopeJsonLines(records)
+              : renderSubtree(context, records, { color: io.color }),
+          );
+        }
+      }),
+    );
+
+  trace
+    .command('follow')
+    .description('the correlation graph around one envelope: what it answers and what answers it')
+    .argument('<envelope-id>', 'the id of a recorded envelope')
+    .option(
+      '--depth <n>',
+      'how many correlation hops to walk each way',
+      integerOption(0),
+      DEFAULT_FOLLOW_DEPTH,
+    )
+    .option('--json', 'the root, then what it answers, then what answers it: one wire MEUP envelope per line')
+    .option('--data-dir <dir>', DATA_DIR_HELP)
+    .action((id: string, options: { depth: number; json?: boolean }, command: Command) =>
+      withTrace(command, (store, io) => {
+        const graph = store.follow(id, { maxDepth: options.depth });
+        if (graph === undefined) {
+          notFound(io, `no envelope ${JSON.stringify(id)} in ${store.path}`);
+        } else {
+          io.out(
+            options.json
+              ? renderEnvelopeJsonLines([graph.root, ...graph.answers, ...graph.answeredBy])
+              : renderCorrelationGraph(graph, { color: io.color }),
+          );
+        }
+      }),
+    );
+}

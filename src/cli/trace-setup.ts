@@ -1,0 +1,34 @@
+/**
+ * Opens the embedded trace (SQLite under the data directory, written by a worker thread) and the
+ * tap that feeds it. Shared by every command that runs a gateway.
+ */
+import { join } from 'node:path';
+import { ensureDataDir } from '../config/data-dir.js';
+import type { Tap } from '../core/taps.js';
+import type { Logger } from '../observe/logger.js';
+import type { Metrics } from '../observe/metrics.js';
+import { TraceRecorder } from '../trace/trace-recorder.js';
+import { traceTap } from '../trace/trace-tap.js';
+import { WorkerTraceStore } from '../trace/worker-trace-store.js';
+
+export interface OpenTrace {
+  readonly tap: Tap;
+  readonly recorder: TraceRecorder;
+  readonly path: string;
+}
+
+export function openTrace(
+  dataDir: string,
+  logger: Logger,
+  metrics: Metrics,
+  options: { maxPayloadBytes?: number } = {},
+): OpenTrace {
+  ensureDataDir(dataDir);
+  const path = join(dataDir, 'trace.db');
+  const store = new WorkerTraceStore(
+    path,
+    options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes },
+  );
+  const recorder = new TraceRecorder(store, { logger, metrics });
+  return { tap: traceTap(recorder), recorder, path };
+}

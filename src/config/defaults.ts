@@ -1,0 +1,201 @@
+/**
+ * Default values of every optional configuration key, and the built-in configuration that
+ * `switchboard serve` uses without `--config`: the project's demo upstreams, so that the README's
+ * first command serves a working gateway on a fresh machine with nothing to write first.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
+import { AUDIT_DEFAULTS } from './sections/audit.js';
+import { POLICY_DEFAULTS } from './sections/policy.js';
+import { SPACE_DEFAULTS } from './sections/space.js';
+import type {
+  GatewayConfig,
+  LoggingConfig,
+  RestartConfig,
+  ResumabilityConfig,
+  ServerConfig,
+  SessionsConfig,
+  SharingMode,
+  StdioUpstreamConfig,
+  TimeoutsConfig,
+  TraceConfig,
+} from './types.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/**
+ * The value of every key that may be left out, in the validated units (milliseconds, bytes).
+ * `sessions.mode` is absent: it depends on whether authentication is configured (see
+ * {@link defaultSessionsMode}). `upstream` holds the per-upstream defaults.
+ */
+export const DEFAULTS: {
+  readonly server: ServerConfig;
+  readonly sessions: Omit<SessionsConfig, 'mode'>;
+  readonly resumability: ResumabilityConfig;
+  readonly timeouts: TimeoutsConfig;
+  readonly upstream: {
+    readonly sharing: SharingMode;
+    readonly maxMessageBytes: number;
+    readonly restart: RestartConfig;
+  };
+  readonly trace: TraceConfig;
+  readonly logging: LoggingConfig;
+} = deepFreeze({
+  server: {
+    host: '127.0.0.1',
+    port: 8787,
+    maxBodyBytes: 4 * MiB,
+    allowedHosts: [],
+    allowedOrigins: [],
+    responseMode: 'auto',
+    keepAliveMs: 15 * SECOND,
+  },
+  sessions: {
+    idleTimeoutMs: 30 * MINUTE,
+    maxAgeMs: 24 * HOUR,
+    maxSessions: 10_000,
+    maxSessionsPerPrincipal: 1000,
+    maxStreamsPerSession: 16,
+  },
+  resumability: { maxEventsPerSession: 1000, maxEventAgeMs: 5 * MINUTE, retryMs: SECOND },
+  timeouts: { requestMs: 10 * MINUTE, resetOnProgress: true, maxTotalMs: HOUR },
+  upstream: {
+    sharing: 'shared',
+    maxMessageBytes: 8 * MiB,
+    restart: {
+      enabled: true,
+      initialDelayMs: 250,
+      maxDelayMs: 30 * SECOND,
+      maxRestarts: Number.POSITIVE_INFINITY,
+    },
+  },
+  trace: { enabled: true, maxPayloadBytes: MiB },
+  logging: { level: 'info' },
+});
+
+/**
+ * `sessions.mode` when the file does not set it: `strict` (sessions bound to the authenticated
+ * principal) once authentication is configured, `lenient` before, since without authentication
+ * there is no principal to bind to.
+ */
+export function defaultSessionsMode(authConfigured: boolean): SessionsConfig['mode'] {
+  return authConfigured ? 'strict' : 'lenient';
+}
+
+/** The npm packages of the built-in upstreams. */
+export const DEMO_PACKAGES = {
+  everything: '@modelcontextprotocol/server-everything',
+  memory: '@modelcontextprotocol/server-memory',
+} as const;
+
+/** Resolves a module specifier to a file path, like `require.resolve`; throws when not installed. */
+export type ResolvePackage = (specifier: string) => string;
+
+/**
+ * The built-in configuration: every default, and two stdio upstreams run with this Node binary
+ * (`process.execPath`, so no `npx` and no network):
+ * - `everything`: `@modelcontextprotocol/server-everything` (a dependency) with the argument
+ *   `stdio`, shared;
+ * - `memory`: `@modelcontextprotocol/server-memory`, shared, keeping its knowledge graph in
+ *   `<dataDir>/memory.jsonl` (`MEMORY_FILE_PATH`). Left out when the package is not installed.
+ *
+ * The caller creates `dataDir`. `resolvePackage` is for tests; it defaults to this module's
+ * `require.resolve`. Throws `SB_CONFIG_NOT_FOUND` when server-everything is missing (a broken
+ * install): there is then no configuration to serve without `--config`.
+ */
+export function defaultConfig(options: {
+  dataDir: string;
+  authConfigured?: boolean;
+  resolvePackage?: ResolvePackage;
+}): GatewayConfig {
+  const resolvePackage = options.resolvePackage ?? createRequire(import.meta.url).resolve;
+  const everything = packageBin(DEMO_PACKAGES.everything, resolvePackage);
+  if (everything === undefined) {
+    throw new SwitchboardError(
+      SbErrorCode.ConfigNotFound,
+      `the built-in configuration needs ${DEMO_PACKAGES.everything}, which is not installed; ` +
+        'reinstall switchboard or pass --config FILE',
+      { details: { package: DEMO_PACKAGES.everything } },
+    );
+  }
+  const memory = packageBin(DEMO_PACKAGES.memory, resolvePackage);
+  const common = { sharing: 'shared', maxMessageBytes: DEFAULTS.upstream.maxMessageBytes } as const;
+  const upstreams: StdioUpstreamConfig[] = [
+    {
+      name: 'everything',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [everything, 'stdio'],
+      env: {},
+      passEnv: [],
+      restart: DEFAULTS.upstream.restart,
+      ...common,
+    },
+  ];
+  if (memory !== undefined) {
+    upstreams.push({
+      name: 'memory',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [memory],
+      env: { MEMORY_FILE_PATH: join(resolve(options.dataDir), 'memory.jsonl') },
+      passEnv: [],
+      restart: DEFAULTS.upstream.restart,
+      ...common,
+    });
+  }
+  return {
+    server: DEFAULTS.server,
+    sessions: { ...DEFAULTS.sessions, mode: defaultSessionsMode(options.authConfigured ?? false) },
+    resumability: DEFAULTS.resumability,
+    timeouts: DEFAULTS.timeouts,
+    upstreams,
+    trace: DEFAULTS.trace,
+    logging: DEFAULTS.logging,
+    policy: POLICY_DEFAULTS,
+    audit: AUDIT_DEFAULTS,
+    space: SPACE_DEFAULTS,
+  };
+}
+
+/**
+ * The absolute path of a package's executable entry (its `bin`, else `main`, else `index.js`),
+ * or undefined when the package is not installed.
+ */
+function packageBin(name: string, resolvePackage: ResolvePackage): string | undefined {
+  let manifestPath: string;
+  try {
+    manifestPath = resolvePackage(`${name}/package.json`);
+  } catch {
+    return undefined;
+  }
+  try {
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { bin?: unknown; main?: unknown };
+    const bin = manifest.bin;
+    const entry =
+      typeof bin === 'string'
+        ? bin
+        : typeof bin === 'object' && bin !== null
+          ? Object.values(bin).find((v): v is string => typeof v === 'string')
+          : typeof manifest.main === 'string'
+            ? manifest.main
+            : 'index.js';
+    return resolve(dirname(manifestPath), entry ?? 'index.js');
+  } catch {
+    return undefined;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

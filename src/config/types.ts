@@ -1,0 +1,211 @@
+/**
+ * The gateway's configuration after loading and validation: every default applied, every duration
+ * in milliseconds, every size in bytes, every `${env:NAME}` resolved. The YAML file's shape is the
+ * same with human units (`30s`, `4MiB`); see docs/configuration.md and examples/switchboard.yaml.
+ */
+
+import type { SpaceConfig } from './sections/space.js';
+
+export type SharingMode = 'shared' | 'per-session';
+export type SessionsMode = 'lenient' | 'strict';
+export type ResponseMode = 'auto' | 'json' | 'sse';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+export interface RestartConfig {
+  readonly enabled: boolean;
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+  /** Restarts allowed in a row before giving up (Infinity: never give up). */
+  readonly maxRestarts: number;
+}
+
+interface UpstreamCommon {
+  /** Unique, `^[A-Za-z0-9][A-Za-z0-9_-]*$`, at most 32 characters, never containing `__`. */
+  readonly name: string;
+  readonly sharing: SharingMode;
+  readonly maxMessageBytes: number;
+}
+
+export interface StdioUpstreamConfig extends UpstreamCommon {
+  readonly transport: 'stdio';
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd?: string;
+  /** Variables set for the child (values already resolved from `${env:NAME}`). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Gateway variables passed through by name, beyond the minimal set. */
+  readonly passEnv: readonly string[];
+  readonly restart: RestartConfig;
+}
+
+export interface HttpUpstreamConfig extends UpstreamCommon {
+  readonly transport: 'http';
+  readonly url: string;
+  /** Headers sent upstream (values resolved from the environment); never taken from clients. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly restart: RestartConfig;
+  /**
+   * The upstream's protocol era: `auto` (the default) finds out with one `server/discover` probe
+   * (remembered per upstream); `modern` speaks 2026-07-28 and `legacy` the session-based
+   * revisions without probing.
+   */
+  readonly era: 'auto' | 'modern' | 'legacy';
+}
+
+export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;
+
+export interface ServerConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly maxBodyBytes: number;
+  /** Extra `Host` header values accepted (loopback names are always accepted on a loopback bind). */
+  readonly allowedHosts: readonly string[];
+  /** Origins accepted when a request carries `Origin` (loopback origins are accepted on a loopback bind). */
+  readonly allowedOrigins: readonly string[];
+  readonly responseMode: ResponseMode;
+  /** Interval of SSE keep-alive comments (0: none). */
+  readonly keepAliveMs: number;
+}
+
+export interface SessionsConfig {
+  /** Undefined in the file means: `strict` when authentication is configured, else `lenient`. */
+  readonly mode: SessionsMode;
+  readonly idleTimeoutMs: number;
+  readonly maxAgeMs: number;
+  readonly maxSessions: number;
+  readonly maxSessionsPerPrincipal: number;
+  readonly maxStreamsPerSession: number;
+}
+
+export interface ResumabilityConfig {
+  readonly maxEventsPerSession: number;
+  readonly maxEventAgeMs: number;
+  /** The SSE `retry` the gateway announces (2025-11-25 priming), in ms. */
+  readonly retryMs: number;
+}
+
+export interface TimeoutsConfig {
+  readonly requestMs: number;
+  readonly resetOnProgress: boolean;
+  readonly maxTotalMs: number;
+}
+
+export interface TraceConfig {
+  readonly enabled: boolean;
+  readonly maxPayloadBytes: number;
+}
+
+export interface LoggingConfig {
+  readonly level: LogLevel;
+}
+
+export interface GatewayConfig {
+  readonly server: ServerConfig;
+  readonly sessions: SessionsConfig;
+  readonly resumability: ResumabilityConfig;
+  readonly timeouts: TimeoutsConfig;
+  /** In declaration order; at least one. */
+  readonly upstreams: readonly UpstreamConfig[];
+  readonly trace: TraceConfig;
+  readonly logging: LoggingConfig;
+  /** Undefined when no authentication is configured (the gateway then serves loopback only). */
+  readonly auth?: AuthConfig;
+  readonly policy: PolicyConfig;
+  readonly audit: AuditConfig;
+  /** The MEUP space on `serve` (docs/space.md). */
+  readonly space: SpaceConfig;
+}
+
+// ------------------------------------------------------------------ authentication
+
+/** A bearer token, stored only as the sha256 of the token (hex), mapped to a principal. */
+export interface TokenCredential {
+  readonly principal: string;
+  /** Lower-case hex sha256 of the token: the token itself never appears in the configuration. */
+  readonly sha256: string;
+  readonly roles: readonly string[];
+}
+
+export interface JwtConfig {
+  /**
+   * Where the signing keys are: an `https://` URL (`http://` on loopback only), a `file:` URL, or
+   * the path of a file holding a JWKS. A path is absolute here: a relative one in the file is
+   * resolved against the configuration file's directory when it is read (sections/auth.ts).
+   */
+  readonly jwks: string;
+  readonly issuer: string;
+  readonly audience: readonly string[];
+  /** The claim that names the principal (default `sub`). */
+  readonly principalClaim: string;
+  /** The claim holding the roles (a string array or a space-separated string), if any. */
+  readonly rolesClaim?: string;
+  readonly clockToleranceMs: number;
+}
+
+/** Present only when the file configures authentication. */
+export interface AuthConfig {
+  readonly tokens: readonly TokenCredential[];
+  readonly jwt?: JwtConfig;
+}
+
+// ------------------------------------------------------------------ policy
+
+export type Tier = 'T0' | 'T1' | 'T2' | 'T3';
+export type PolicyAction = 'allow' | 'deny' | 'ask';
+/** The calls policy and the ledger are about. */
+export type GovernedMethod = 'tools/call' | 'resources/read' | 'prompts/get';
+
+/**
+ * One rule; rules are tried in order. The first matching rule that has an `action` decides the
+ * action, the first matching rule that has a `tier` decides the tier. Every `match` field is
+ * optional (absent: matches anything); glob patterns use `*` (any run) and `?` (one character).
+ */
+export interface PolicyRule {
+  /** `rules[N]` or the rule's `id`, recorded in the ledger with the decision. */
+  readonly id: string;
+  readonly upstream?: string;
+  /** Tool name (tools/call), prompt name (prompts/get) or resource URI (resources/read); glob. */
+  readonly target?: string;
+  readonly methods?: readonly GovernedMethod[];
+  readonly principals?: readonly string[];
+  readonly roles?: readonly string[];
+  readonly action?: PolicyAction;
+  readonly tier?: Tier;
+}
+
+export interface PolicyConfig {
+  /** The action when no rule decides. */
+  readonly default: PolicyAction;
+  readonly rules: readonly PolicyRule[];
+  readonly approvals: {
+    /** No decision within this time means rejected. */
+    readonly timeoutMs: number;
+    /** Principals holding one of these roles may approve or reject. */
+    readonly approverRoles: readonly string[];
+  };
+}
+
+// ------------------------------------------------------------------ audit ledger
+
+export type FsyncPolicy = 'always' | 'critical' | 'never';
+
+export interface AuditConfig {
+  readonly enabled: boolean;
+  /** Where the ledger lives; undefined: `<data-dir>/audit`. */
+  readonly dir?: string;
+  /** `critical`: fsync before answering a T2+ or denied call, batched otherwise. */
+  readonly fsync: FsyncPolicy;
+  readonly rotateBytes: number;
+  readonly checkpoint: { readonly everyRecords: number; readonly everyMs: number };
+  /** The checkpoint signing key file; undefined: `<dir>/keys/checkpoint.key`, created on first start. */
+  readonly key?: string;
+  /** Where each signed checkpoint is also copied, so that truncation can be detected. */
+  readonly anchor?: {
+    readonly path?: string;
+    readonly url?: string;
+    readonly headers: Readonly<Record<string, string>>;
+  };
+  /** Extra redaction: key names (case-insensitive substrings) and value regular expressions. */
+  readonly redact: { readonly keys: readonly string[]; readonly patterns: readonly string[] };
+  readonly maxErrorLength: number;
+}

@@ -1,0 +1,61 @@
+/**
+ * The ports the core defines and the adapters implement. Transports never see the correlation
+ * table and the core never sees a socket: adapters hand the router parsed messages and the router
+ * hands adapters serialized messages with a delivery hint.
+ */
+import type { TransportContext } from '../envelope/message-context.js';
+import type { JsonRpcMessage, RequestId } from '../protocol/jsonrpc/types.js';
+
+/**
+ * Where a message for a client belongs. HTTP transports map this onto streams (the POST stream of
+ * `request`, else the session's GET stream); stdio writes everything to the one pipe.
+ */
+export type Delivery =
+  /** The response to the client's request `request`. */
+  | { readonly kind: 'response'; readonly request: RequestId }
+  /** A notification or server request caused by the client's request `request`. */
+  | { readonly kind: 'related'; readonly request: RequestId }
+  /** Not tied to any client request (list_changed, log messages, unattributed server requests). */
+  | { readonly kind: 'unrelated' };
+
+/** A client session's way out, implemented by each downstream transport. */
+export interface DownstreamPort {
+  /**
+   * Sends one message to the client. `json` is exactly `JSON.stringify(message)`. Must not throw;
+   * a transport that cannot deliver counts and logs, and may keep the message for resumption.
+   */
+  send(json: string, message: JsonRpcMessage, delivery: Delivery): void;
+}
+
+export interface InboundMeta {
+  /** The transport the message arrived on (child pid, HTTP details, SSE event id...). */
+  readonly transport: TransportContext;
+  /**
+   * The upstream id of the gateway's request this message is related to, when the transport knows
+   * (an upstream HTTP POST's response stream). Lets the router attribute server->client requests
+   * exactly even on a shared upstream.
+   */
+  readonly relatedUpstreamId?: RequestId;
+}
+
+export interface UpstreamClose {
+  readonly reason: string;
+  readonly code?: number | null;
+  readonly signal?: string | null;
+}
+
+/**
+ * A connection to one MCP server session. Contract (after the MCP SDK's Transport):
+ * - set the callbacks before `start()`, or messages may be lost;
+ * - `send` never throws; failures surface through `onerror` or `onclose`;
+ * - `onclose` is called exactly once, after which nothing more is delivered;
+ * - `close()` is idempotent.
+ */
+export interface UpstreamTransport {
+  start(): Promise<void>;
+  send(json: string, message: JsonRpcMessage): void;
+  close(): Promise<void>;
+  onmessage?: (text: string, meta: InboundMeta) => void;
+  onclose?: (close: UpstreamClose) => void;
+  onerror?: (error: Error) => void;
+}

@@ -1,0 +1,1832 @@
+/**
+ * The router: the one place where client sessions, upstream links and the correlation table meet.
+ *
+ * Transports hand it parsed client messages (`handleClientMessage`) and raw upstream text
+ * (`handleUpstreamText`); it decides, with a `RequestResolver`, where each message goes, rewrites
+ * ids and progress tokens through the correlation table, answers errors itself when something
+ * cannot be delivered, and emits every hop to the tap bus as a MEUP envelope with its correlation
+ * and context. It owns no sockets and no files.
+ *
+ * Trace contexts: `<session>` for session-level traffic; a client request opens
+ * `<session>/<request-envelope-id>` and everything it causes lives there; a server->client request
+ * caused by it opens one level deeper.
+ */
+
+import type { Direction } from '../envelope/direction.js';
+import type { TransportContext, TransportKind } from '../envelope/message-context.js';
+import { SbErrorCode } from '../errors/switchboard-error.js';
+import { gatewayError } from '../errors/to-jsonrpc-error.js';
+import { newEnvelopeId } from '../meup/ids.js';
+import type { Logger } from '../observe/logger.js';
+import type { Metrics } from '../observe/metrics.js';
+import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
+import {
+  idKey,
+  isRequest,
+  type JsonObject,
+  type JsonRpcErrorObject,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type RequestId,
+} from '../protocol/jsonrpc/types.js';
+import {
+  cancelledNotification,
+  cancelledRequestId,
+  type ProgressToken,
+  progressNotificationToken,
+  progressTokenOf,
+  rewriteRequest,
+  withCancelledRequestId,
+  withProgressToken,
+} from '../protocol/mcp/progress.js';
+import { DEFAULT_REVISION, MODERN_REVISION, type ProtocolVersion } from '../protocol/mcp/revisions.js';
+import {
+  type ClientRequestEntry,
+  CorrelationTable,
+  type CorrelationTimeouts,
+  type LinkId,
+  type ServerRequestEntry,
+  type SessionKey,
+} from './correlation-table.js';
+import { readInbound } from './inbound.js';
+import type { Delivery, DownstreamPort, InboundMeta, UpstreamClose, UpstreamTransport } from './ports.js';
+import { LazyHopEvent, TapBus } from './taps.js';
+import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant, wallNow } from './trace-mapping.js';
+
+/** The table session of requests the gateway itself sends upstream (never a client session). */
+export const INTERNAL_SESSION: SessionKey = '#internal';
+
+export type SessionState = 'uninitialized' | 'initializing' | 'active' | 'closing' | 'closed';
+
+/** What the rest of the system may know about a client session. */
+export interface SessionView {
+  /** Internal key: a valid MEUP context segment and the root of the session's trace contexts. */
+  readonly key: SessionKey;
+  readonly mcpSessionId?: string;
+  readonly principal?: string;
+  /** The principal's roles, as authentication established them. */
+  readonly roles?: readonly string[];
+  readonly transport: TransportKind;
+  readonly protocolVersion: ProtocolVersion;
+  readonly state: SessionState;
+  /** The client's `initialize` params, once seen (clientInfo, capabilities, protocolVersion). */
+  readonly initializeParams?: JsonObject;
+}
+
+export interface LocalAnswer {
+  readonly result?: unknown;
+  readonly error?: JsonRpcErrorObject;
+  /** Trace ids of the upstream responses this answer was built from (fan-in). */
+  readonly derivedFrom?: readonly string[];
+}
+
+export interface UpstreamReply {
+  readonly response: JsonRpcResponse;
+  /** Trace id of the upstream response envelope, for fan-in correlation. */
+  readonly traceId: string;
+}
+
+/** What a local handler may do while answering a client request itself. */
+export interface LocalCall {
+  readonly session: SessionView;
+  readonly request: JsonRpcRequest;
+  readonly traceId: string;
+  readonly context: string;
+  readonly signal: AbortSignal;
+  requestUpstream(link: LinkId, method: string, params?: JsonObject): Promise<UpstreamReply>;
+}
+
+export type Resolution =
+  /** Forward to `link`, optionally as a rewritten message (e.g. a namespaced tool name removed). */
+  | { readonly kind: 'forward'; readonly link: LinkId; readonly message?: JsonRpcRequest }
+  /** The gateway answers itself (initialize of an aggregated endpoint, merged lists, ping). */
+  | { readonly kind: 'local'; readonly handle: (call: LocalCall) => Promise<LocalAnswer> }
+  | { readonly kind: 'error'; readonly error: JsonRpcErrorObject }
+  /**
+   * Not routable yet (e.g. the session's own upstream connection is being created): the router
+   * asks again once `ready` settles. A rejection is answered to the client as the error it holds.
+   */
+  | { readonly kind: 'pending'; readonly ready: Promise<unknown> };
+
+/**
+ * The routing policy of a deployment: which upstream a client message goes to and which sessions an
+ * upstream message concerns. The stdio gateway's resolver is a straight pass-through; `serve`
+ * aggregates.
+ */
+export interface RequestResolver {
+  resolve(session: SessionView, request: JsonRpcRequest): Resolution;
+  /** Links that receive a client notification (other than cancellations and progress). */
+  notificationLinks(session: SessionView, notification: JsonRpcNotification): readonly LinkId[];
+  /** Sessions a server->client request from `link` may belong to when no pending request says which. */
+  sessionsFor(link: LinkId): readonly SessionKey[];
+  /** Sessions that receive an upstream notification not tied to any request. */
+  notificationTargets(link: LinkId, notification: JsonRpcNotification): readonly SessionKey[];
+}
+
+/**
+ * One client request while the gateway handles it, as interceptors (policy, audit) see it. The
+ * router creates it when the request arrives and completes it exactly once, however the request
+ * ends: answered, refused, failed, timed out, cancelled by the client, or cut off by the session's
+ * end.
+ */
+export interface CallInfo {
+  readonly session: SessionView;
+  readonly request: JsonRpcRequest;
+  /** Trace id of the client's request envelope (the root of the call's context). */
+  readonly traceId: string;
+  readonly context: string;
+  /** Epoch milliseconds (fractional) the request arrived. */
+  readonly receivedAt: number;
+  /** The upstream it was routed to, and the message as forwarded (before id rewriting). */
+  readonly upstream?: string;
+  readonly routed?: JsonRpcRequest;
+  /** Aborted when the client cancels the request or its session ends. */
+  readonly signal: AbortSignal;
+  /** Scratch space for interceptors (e.g. the policy decision, for the audit record). */
+  readonly notes: Map<string, unknown>;
+}
+
+export type Admission =
+  | { readonly allow: true }
+  | { readonly allow: false; readonly error: JsonRpcErrorObject };
+
+export interface CallOutcome {
+  /** False when the response never reaches the client (cancelled by it, or its session ended). */
+  readonly delivered: boolean;
+}
+
+/**
+ * Sits on the forwarding path of client requests: `admit` decides before a routed request goes out
+ * (and may hold it: an approval), `complete` sees the final response before delivery and may
+ * replace it (filtering a list) or hold it (until an audit record is durable). Both may be async;
+ * both must not throw (a throw is logged and answered as an internal error).
+ */
+export interface CallInterceptor {
+  readonly name: string;
+  admit?(call: CallInfo): Admission | Promise<Admission>;
+  complete?(
+    call: CallInfo,
+    response: JsonRpcResponse,
+    outcome: CallOutcome,
+  ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined>;
+}
+
+export interface RouterOptions {
+  readonly resolver: RequestResolver;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly taps?: TapBus;
+  readonly timeouts?: Partial<CorrelationTimeouts>;
+  /** Maximum messages held for a link that is (re)starting before new ones are refused. */
+  readonly maxQueuedPerLink?: number;
+  readonly interceptors?: readonly CallInterceptor[];
+}
+
+/** The router's own record of a client request (see `CallInfo`). */
+interface ClientCall {
+  readonly session: SessionRecord;
+  readonly request: JsonRpcRequest;
+  readonly key: string;
+  readonly traceId: string;
+  readonly context: string;
+  readonly receivedAt: number;
+  readonly controller: AbortController;
+  readonly notes: Map<string, unknown>;
+  upstream?: string;
+  routed?: JsonRpcRequest;
+  done: boolean;
+}
+
+interface ClientTag {
+  /** The client request this upstream request serves (absent for the gateway's own). */
+  readonly call?: ClientCall;
+  readonly traceId: string;
+  readonly upstreamTraceId: string;
+  readonly context: string;
+  readonly upstream: string;
+  /** Set for the gateway's own requests: who waits for the answer. */
+  readonly internal?: { resolve(reply: UpstreamReply): void; reject(error: JsonRpcErrorObject): void };
+  /** The session whose trace the request belongs to (for internal requests, the one it serves). */
+  readonly traceSession: SessionKey;
+}
+
+interface ServerTag {
+  readonly traceId: string;
+  readonly downTraceId: string;
+  readonly context: string;
+  readonly upstream: string;
+  readonly progressToken?: ProgressToken;
+  /** The upstream id of the client request it was attributed to, if any. */
+  readonly parentUpstreamId?: RequestId;
+}
+
+interface SessionRecord {
+  key: SessionKey;
+  mcpSessionId?: string;
+  principal?: string;
+  roles?: readonly string[];
+  transport: TransportKind;
+  protocolVersion: ProtocolVersion;
+  state: SessionState;
+  initializeParams?: JsonObject;
+  port: DownstreamPort;
+  transportContext: TransportContext;
+  /** Every client request in flight, by downstream id key (forwarded, held, or answered locally). */
+  calls: Map<string, ClientCall>;
+}
+
+type LinkState = 'ready' | 'starting' | 'down';
+
+interface LinkRecord {
+  readonly id: LinkId;
+  readonly name: string;
+  transport: UpstreamTransport;
+  transportContext: TransportContext;
+  state: LinkState;
+  downReason?: string;
+  queue: { json: string; message: JsonRpcMessage }[];
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A JSON-RPC error object from anything rejected: kept when it is one; anything else becomes
+ * `message` under `code`, without the thrown text (internals stay in the log, not on the wire).
+ */
+function asRpcError(error: unknown, code: SbErrorCode, message: string): JsonRpcErrorObject {
+  if (isObject(error) && typeof error.code === 'number' && typeof error.message === 'string') {
+    return error as unknown as JsonRpcErrorObject;
+  }
+  return gatewayError(code, message);
+}
+
+export class Router {
+  readonly #resolver: RequestResolver;
+  readonly #logger: Logger;
+  readonly #metrics: Metrics;
+  readonly #taps: TapBus;
+  readonly #table: CorrelationTable<ClientTag, ServerTag>;
+  readonly #sessions = new Map<SessionKey, SessionRecord>();
+  readonly #links = new Map<LinkId, LinkRecord>();
+  readonly #maxQueued: number;
+  #internalCounter = 0;
+  readonly #interceptors: CallInterceptor[];
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
+  #closed = false;
+
+  constructor(options: RouterOptions) {
+    this.#resolver = options.resolver;
+    this.#logger = options.logger;
+    this.#metrics = options.metrics;
+    this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
+    this.#table = new CorrelationTable(options.timeouts);
+    this.#maxQueued = options.maxQueuedPerLink ?? 10_000;
+    this.#interceptors = [...(options.interceptors ?? [])];
+  }
+
+  /** Adds an interceptor; interceptors run in the order they were added. */
+  addInterceptor(interceptor: CallInterceptor): void {
+    this.#interceptors.push(interceptor);
+  }
+
+  get taps(): TapBus {
+    return this.#taps;
+  }
+
+  get pendingRequests(): number {
+    return this.#table.clientRequestCount;
+  }
+
+  // ---------------------------------------------------------------- links
+
+  /**
+   * Attaches an upstream connection as `id` (replacing a dead one with the same id after a restart).
+   * A link added in state `starting` queues client traffic until `setLinkReady`.
+   */
+  addLink(params: {
+    readonly id: LinkId;
+    readonly name: string;
+    readonly transport: UpstreamTransport;
+    readonly transportContext: TransportContext;
+    readonly state?: 'ready' | 'starting';
+  }): void {
+    // A link re-added after a restart keeps what clients sent during the backoff: those messages
+    // were queued after the old connection's in-flight work was failed, and belong to the new one.
+    const previous = this.#links.get(params.id);
+    const link: LinkRecord = {
+      id: params.id,
+      name: params.name,
+      transport: params.transport,
+      transportContext: params.transportContext,
+      state: params.state ?? 'ready',
+      queue: previous && previous.state !== 'down' ? previous.queue : [],
+    };
+    this.#links.set(params.id, link);
+    params.transport.onmessage = (text, meta) => this.handleUpstreamText(params.id, text, meta);
+  }
+
+  setLinkReady(id: LinkId): void {
+    const link = this.#links.get(id);
+    if (!link || link.state === 'down') return;
+    link.state = 'ready';
+    const queued = link.queue.splice(0);
+    for (const item of queued) link.transport.send(item.json, item.message);
+  }
+
+  linkState(id: LinkId): LinkState | undefined {
+    return this.#links.get(id)?.state;
+  }
+
+  linkName(id: LinkId): string | undefined {
+    return this.#links.get(id)?.name;
+  }
+
+  /**
+   * The upstream connection behind `id` is gone. Every client request in flight on it is answered
+   * with an error at once (never a hang), the gateway's own requests are rejected, and the clients
+   * are told that the server's requests to them are cancelled.
+   */
+  linkClosed(id: LinkId, close: UpstreamClose, options: { readonly restarting?: boolean } = {}): void {
+    const link = this.#links.get(id);
+    if (!link) return;
+    link.state = options.restarting ? 'starting' : 'down';
+    link.downReason = close.reason;
+    const released = this.#table.closeLink(id);
+    const error = gatewayError(SbErrorCode.UpstreamExited, `upstream ${link.name} closed: ${close.reason}`, {
+      upstream: link.name,
+      ...(close.code === undefined ? {} : { exitCode: close.code }),
+      ...(close.signal ? { signal: close.signal } : {}),
+    });
+    for (const entry of released.clientRequests) this.#failClientRequest(entry, error);
+    for (const entry of released.serverRequests)
+      this.#cancelTowardClient(entry, `upstream ${link.name} closed`);
+    // Whatever waited for this connection is void: its requests were just answered with an error
+    // (sending them to a new connection would run calls the client was told failed, under ids the
+    // new connection hands out again), and the rest referred to the old connection's state.
+    const dropped = link.queue.splice(0);
+    if (dropped.length > 0)
+      this.#metrics.inc('queued_dropped_total', { upstream: link.name }, dropped.length);
+    this.#scheduleExpiry();
+  }
+
+  // ---------------------------------------------------------------- sessions
+
+  openSession(params: {
+    readonly key: SessionKey;
+    readonly port: DownstreamPort;
+    readonly transport: TransportKind;
+    readonly transportContext: TransportContext;
+    readonly mcpSessionId?: string;
+    readonly principal?: string;
+    readonly roles?: readonly string[];
+    readonly protocolVersion?: ProtocolVersion;
+  }): SessionView {
+    const record: SessionRecord = {
+      key: params.key,
+      transport: params.transport,
+      transportContext: params.transportContext,
+      protocolVersion: params.protocolVersion ?? DEFAULT_REVISION,
+      state: 'uninitialized',
+      port: params.port,
+      calls: new Map(),
+    };
+    if (params.mcpSessionId !== undefined) record.mcpSessionId = params.mcpSessionId;
+    if (params.principal !== undefined) record.principal = params.principal;
+    if (params.roles !== undefined) record.roles = params.roles;
+    this.#sessions.set(params.key, record);
+    return this.#view(record);
+  }
+
+  session(key: SessionKey): SessionView | undefined {
+    const record = this.#sessions.get(key);
+    return record ? this.#view(record) : undefined;
+  }
+
+  /** Records the negotiated version for a session whose `initialize` the gateway answered itself. */
+  setSessionProtocol(key: SessionKey, protocolVersion: ProtocolVersion): void {
+    const record = this.#sessions.get(key);
+    if (record) record.protocolVersion = protocolVersion;
+  }
+
+  /** Replaces the way out of a session (a transport reconnecting). */
+  setSessionPort(key: SessionKey, port: DownstreamPort): void {
+    const record = this.#sessions.get(key);
+    if (record) record.port = port;
+  }
+
+  /**
+   * Ends a session: its requests still in flight are cancelled upstream, the servers' requests to
+   * it are answered with an error so no server waits forever, and local work is aborted.
+   */
+  closeSession(key: SessionKey, reason: string): void {
+    const record = this.#sessions.get(key);
+    if (!record) return;
+    record.state = 'closed';
+    this.#sessions.delete(key);
+    for (const call of [...record.calls.values()]) {
+      call.controller.abort();
+      this.#finish(
+        call,
+        { error: gatewayError(SbErrorCode.Internal, `client session closed: ${reason}`) },
+        [],
+        false,
+      );
+    }
+    const released = this.#table.closeSession(key);
+    for (const entry of released.clientRequests) {
+      if (!entry.cancelled) this.#sendCancelUpstream(entry, reason);
+    }
+    for (const entry of released.serverRequests) {
+      this.#answerUpstream(entry, {
+        code: JsonRpcCode.UpstreamClosed,
+        message: `client session closed: ${reason}`,
+      });
+    }
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  // ---------------------------------------------------------------- from clients
+
+  /**
+   * One valid message from a client session. (Transports parse and answer malformed input
+   * themselves; see `inbound.ts`.) `raw` is the message's own JSON text when the transport has it.
+   */
+  handleClientMessage(
+    key: SessionKey,
+    message: JsonRpcMessage,
+    transport: TransportContext,
+    raw?: string,
+  ): void {
+    const session = this.#sessions.get(key);
+    if (!session) {
+      this.#metrics.inc('unknown_session_messages_total');
+      return;
+    }
+    const receivedAt = wallNow();
+    if ('method' in message) {
+      if ('id' in message) this.#clientRequest(session, message, transport, receivedAt, raw);
+      else this.#clientNotification(session, message, transport, receivedAt, raw);
+    } else {
+      this.#clientResponse(session, message, transport, receivedAt, raw);
+    }
+  }
+
+  #clientRequest(
+    session: SessionRecord,
+    request: JsonRpcRequest,
+    transport: TransportContext,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    const traceId = newEnvelopeId();
+    const context = `${session.key}/${traceId}`;
+    this.#hop({
+      id: traceId,
+      message: request,
+      direction: 'client->server',
+      session,
+      transport,
+      from: clientParticipant(session.key),
+      to: GATEWAY_PARTICIPANT,
+      context,
+      receivedAt,
+      raw,
+    });
+    const key = idKey(request.id);
+    if (session.calls.has(key)) {
+      // JSON-RPC ids must be unique among a sender's requests in flight: refuse, keep the first.
+      this.#metrics.inc('duplicate_request_ids_total');
+      const error = {
+        code: JsonRpcCode.InvalidRequest,
+        message: `Invalid Request: id ${JSON.stringify(request.id)} is already in use by a request in flight`,
+      };
+      this.#answerClient(session, request.id, { error }, [traceId], context, receivedAt);
+      return;
+    }
+    if (request.method === 'initialize') {
+      session.state = 'initializing';
+      if (isObject(request.params)) session.initializeParams = request.params;
+    }
+    const call: ClientCall = {
+      session,
+      request,
+      key,
+      traceId,
+      context,
+      receivedAt,
+      controller: new AbortController(),
+      notes: new Map(),
+      done: false,
+    };
+    session.calls.set(key, call);
+    this.#route(call);
+  }
+
+  #route(call: ClientCall): void {
+    if (call.done) return;
+    const { session, request } = call;
+    const resolution = this.#resolve(session, request);
+    if (resolution.kind === 'error') {
+      this.#finish(call, { error: resolution.error });
+      return;
+    }
+    if (resolution.kind === 'pending') {
+      resolution.ready.then(
+        () => this.#route(call),
+        (error: unknown) =>
+          this.#finish(call, {
+            error: asRpcError(
+              error,
+              SbErrorCode.UpstreamUnavailable,
+              'the upstream for this request could not be reached',
+            ),
+          }),
+      );
+      return;
+    }
+    if (resolution.kind === 'forward') {
+      const link = this.#links.get(resolution.link);
+      call.upstream = link?.name ?? resolution.link;
+      call.routed = resolution.message ?? request;
+    }
+    this.#admit(call, () => {
+      if (resolution.kind === 'local') this.#runLocal(call, resolution.handle);
+      else this.#forward(call, resolution.link);
+    });
+  }
+
+  /** Runs the interceptors' `admit` in order; the first refusal answers the client. */
+  #admit(call: ClientCall, proceed: () => void): void {
+    const interceptors = this.#interceptors.filter((i) => i.admit);
+    const step = (index: number): void => {
+      if (call.done) return;
+      const interceptor = interceptors[index];
+      if (!interceptor) {
+        proceed();
+        return;
+      }
+      let admission: Admission | Promise<Admission>;
+      try {
+        admission = interceptor.admit!(this.#callInfo(call));
+      } catch (error) {
+        admission = Promise.reject(error);
+      }
+      const decide = (a: Admission) => {
+        if (call.done) return;
+        if (a.allow) step(index + 1);
+        else this.#finish(call, { error: a.error });
+      };
+      if (!(admission instanceof Promise)) {
+        decide(admission);
+        return;
+      }
+      admission.then(decide, (error: unknown) => {
+        this.#logger.error(
+          { interceptor: interceptor.name, err: String(error) },
+          'an interceptor failed to admit a call',
+        );
+        this.#finish(call, {
+          error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
+        });
+      });
+    };
+    step(0);
+  }
+
+  #forward(call: ClientCall, linkId: LinkId): void {
+    const { session, request, traceId, context, receivedAt } = call;
+    const link = this.#links.get(linkId);
+    if (!link || link.state === 'down') {
+      const name = link?.name ?? linkId;
+      const why = link?.downReason ? `: ${link.downReason}` : '';
+      const error = gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${name} is not available${why}`, {
+        upstream: name,
+      });
+      this.#finish(call, { error });
+      return;
+    }
+    const progressToken = progressTokenOf(request);
+    const upstreamTraceId = newEnvelopeId();
+    const opened = this.#table.openClientRequest({
+      session: session.key,
+      downstreamId: request.id,
+      link: link.id,
+      method: request.method,
+      now: performance.now(),
+      tag: { call, traceId, upstreamTraceId, context, upstream: link.name, traceSession: session.key },
+      ...(progressToken === undefined ? {} : { progressToken }),
+    });
+    if (!opened.ok) {
+      // Cannot happen while `calls` guards ids; kept so the table's own guard is never bypassed.
+      this.#finish(call, {
+        error: {
+          code: JsonRpcCode.InvalidRequest,
+          message: `Invalid Request: id ${JSON.stringify(request.id)} is already in use by a request in flight`,
+        },
+      });
+      return;
+    }
+    const upstreamMessage = rewriteRequest(
+      call.routed ?? request,
+      opened.entry.upstreamId,
+      opened.entry.upstreamProgressToken,
+    );
+    this.#sendToLink(link, upstreamMessage, {
+      id: upstreamTraceId,
+      session,
+      correlation: [traceId],
+      context,
+      receivedAt,
+    });
+    this.#scheduleExpiry();
+  }
+
+  #resolve(session: SessionRecord, request: JsonRpcRequest): Resolution {
+    try {
+      return this.#resolver.resolve(this.#view(session), request);
+    } catch (error) {
+      this.#logger.error({ err: String(error), method: request.method }, 'the resolver failed');
+      return {
+        kind: 'error',
+        error: gatewayError(SbErrorCode.Internal, 'the gateway could not route this request'),
+      };
+    }
+  }
+
+  #runLocal(call: ClientCall, handle: (call: LocalCall) => Promise<LocalAnswer>): void {
+    const { session, request, traceId, context } = call;
+    const signal = call.controller.signal;
+    const local: LocalCall = {
+      session: this.#view(session),
+      request,
+      traceId,
+      context,
+      signal,
+      requestUpstream: (link, method, params) =>
+        this.requestUpstream(link, method, params, {
+          traceSession: session.key,
+          context,
+          correlation: [traceId],
+          signal,
+        }),
+    };
+    let answer: Promise<LocalAnswer>;
+    try {
+      answer = handle(local);
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer.then(
+      (result) => {
+        const payload = result.error ? { error: result.error } : { result: result.result ?? {} };
+        this.#finish(call, payload, result.derivedFrom ?? []);
+      },
+      (error: unknown) => {
+        if (!call.done)
+          this.#logger.error({ err: String(error), method: request.method }, 'a local handler failed');
+        this.#finish(call, {
+          error: asRpcError(error, SbErrorCode.Internal, 'the gateway failed to answer this request'),
+        });
+      },
+    );
+  }
+
+  #callInfo(call: ClientCall): CallInfo {
+    const info: { -readonly [K in keyof CallInfo]: CallInfo[K] } = {
+      session: this.#view(call.session),
+      request: call.request,
+      traceId: call.traceId,
+      context: call.context,
+      receivedAt: call.receivedAt,
+      signal: call.controller.signal,
+      notes: call.notes,
+    };
+    if (call.upstream !== undefined) info.upstream = call.upstream;
+    if (call.routed !== undefined) info.routed = call.routed;
+    return info;
+  }
+
+  /**
+   * The one way a client request ends. The interceptors' `complete` see the response (and may
+   * replace or hold it); then it is delivered, unless the client no longer wants it (`deliver`
+   * false: cancelled, or its session ended). Idempotent: only the first call counts.
+   */
+  #finish(
+    call: ClientCall,
+    payload: { result: unknown } | { error: JsonRpcErrorObject },
+    derivedFrom: readonly string[] = [],
+    deliver = true,
+    upstream?: string,
+  ): void {
+    if (call.done) return;
+    call.done = true;
+    if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
+    const initial = { jsonrpc: '2.0', id: call.request.id, ...payload } as JsonRpcResponse;
+    const send = (response: JsonRpcResponse) => {
+      if (!deliver || call.session.state === 'closed') return;
+      this.#deliver(
+        call.session,
+        response,
+        { kind: 'response', request: call.request.id },
+        {
+          id: newEnvelopeId(),
+          correlation: [call.traceId, ...derivedFrom],
+          context: call.context,
+          receivedAt: call.receivedAt,
+          ...(upstream === undefined ? {} : { upstream }),
+        },
+      );
+    };
+    const interceptors = this.#interceptors.filter((i) => i.complete);
+    if (interceptors.length === 0) {
+      send(initial);
+      return;
+    }
+    const info = this.#callInfo(call);
+    const outcome: CallOutcome = { delivered: deliver && call.session.state !== 'closed' };
+    const step = (index: number, response: JsonRpcResponse): void => {
+      const interceptor = interceptors[index];
+      if (!interceptor) {
+        send(response);
+        return;
+      }
+      let next: JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined>;
+      try {
+        next = interceptor.complete!(info, response, outcome);
+      } catch (error) {
+        next = Promise.reject(error);
+      }
+      if (!(next instanceof Promise)) {
+        step(index + 1, next ?? response);
+        return;
+      }
+      next.then(
+        (replaced) => step(index + 1, replaced ?? response),
+        (error: unknown) => {
+          this.#logger.error(
+            { interceptor: interceptor.name, err: String(error) },
+            'an interceptor failed to complete a call',
+          );
+          step(index + 1, {
+            jsonrpc: '2.0',
+            id: call.request.id,
+            error: gatewayError(SbErrorCode.Internal, 'the gateway failed while completing this request'),
+          });
+        },
+      );
+    };
+    step(0, initial);
+  }
+
+  #clientNotification(
+    session: SessionRecord,
+    notification: JsonRpcNotification,
+    transport: TransportContext,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    if (notification.method === 'notifications/cancelled') {
+      const requestId = cancelledRequestId(notification);
+      const entry =
+        requestId === undefined
+          ? undefined
+          : this.#table.cancelClientRequest(session.key, requestId, performance.now());
+      const context = entry ? entry.tag.context : session.key;
+      const traceId = newEnvelopeId();
+      this.#hop({
+        id: traceId,
+        message: notification,
+        direction: 'client->server',
+        session,
+        transport,
+        from: clientParticipant(session.key),
+        to: GATEWAY_PARTICIPANT,
+        context,
+        receivedAt,
+        raw,
+        ...(entry ? { correlation: [entry.tag.traceId] } : {}),
+      });
+      const call = requestId === undefined ? undefined : session.calls.get(idKey(requestId));
+      if (call) {
+        call.controller.abort();
+        this.#finish(
+          call,
+          { error: gatewayError(SbErrorCode.Cancelled, 'cancelled by the client') },
+          [],
+          false,
+        );
+      }
+      if (entry) {
+        const link = this.#links.get(entry.link);
+        if (link) {
+          this.#sendToLink(link, withCancelledRequestId(notification, entry.upstreamId), {
+            id: newEnvelopeId(),
+            session,
+            correlation: [traceId, entry.tag.upstreamTraceId],
+            context,
+            receivedAt,
+          });
+        }
+        this.#scheduleExpiry();
+        return;
+      }
+      if (call) return;
+      // MCP: cancellations of unknown or finished requests are ignored.
+      this.#metrics.inc('cancellations_ignored_total');
+      return;
+    }
+    if (notification.method === 'notifications/initialized') session.state = 'active';
+    const traceId = newEnvelopeId();
+    this.#hop({
+      id: traceId,
+      message: notification,
+      direction: 'client->server',
+      session,
+      transport,
+      from: clientParticipant(session.key),
+      to: GATEWAY_PARTICIPANT,
+      context: session.key,
+      receivedAt,
+      raw,
+    });
+    let links: readonly LinkId[];
+    if (notification.method === 'notifications/progress') {
+      // Progress from a client concerns a server->client request that carried the token.
+      links = this.#linksForClientProgress(session, notification);
+    } else {
+      try {
+        links = this.#resolver.notificationLinks(this.#view(session), notification);
+      } catch (error) {
+        this.#logger.error({ err: String(error) }, 'the resolver failed on a notification');
+        links = [];
+      }
+    }
+    for (const id of links) {
+      const link = this.#links.get(id);
+      if (!link || link.state === 'down') continue;
+      this.#sendToLink(link, notification, {
+        id: newEnvelopeId(),
+        session,
+        correlation: [traceId],
+        context: session.key,
+        receivedAt,
+      });
+    }
+  }
+
+  #linksForClientProgress(session: SessionRecord, notification: JsonRpcNotification): LinkId[] {
+    const token = progressNotificationToken(notification);
+    if (token === undefined) return [];
+    const links: LinkId[] = [];
+    for (const link of this.#links.values()) {
+      // Server request tokens are not rewritten, so match on the token the server chose.
+      if (this.#serverRequestWithToken(session.key, link.id, token)) links.push(link.id);
+    }
+    if (links.length === 0) this.#metrics.inc('progress_unroutable_total', { direction: 'client->server' });
+    return links;
+  }
+
+  #serverRequestWithToken(session: SessionKey, link: LinkId, token: ProgressToken): boolean {
+    return (
+      this.#serverTokens.get(`${session}\u0000${link}\u0000${typeof token}:${String(token)}`) !== undefined
+    );
+  }
+
+  readonly #serverTokens = new Map<string, true>();
+
+  #clientResponse(
+    session: SessionRecord,
+    response: JsonRpcResponse,
+    transport: TransportContext,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    const id = response.id;
+    const entry = id === null ? undefined : this.#table.takeClientResponse(session.key, id);
+    const traceId = newEnvelopeId();
+    this.#hop({
+      id: traceId,
+      message: response,
+      direction: 'client->server',
+      session,
+      transport,
+      from: clientParticipant(session.key),
+      to: GATEWAY_PARTICIPANT,
+      context: entry ? entry.tag.context : session.key,
+      receivedAt,
+      raw,
+      ...(entry ? { correlation: [entry.tag.downTraceId] } : {}),
+    });
+    if (!entry) {
+      this.#metrics.inc('orphan_responses_total', { direction: 'client->server' });
+      this.#logger.warn(
+        { session: session.key, id },
+        'a client response matches no server request in flight; dropped',
+      );
+      return;
+    }
+    this.#forgetServerToken(entry);
+    const link = this.#links.get(entry.link);
+    if (!link || link.state === 'down') return;
+    const upstream = { ...response, id: entry.upstreamId } as JsonRpcResponse;
+    this.#sendToLink(link, upstream, {
+      id: newEnvelopeId(),
+      session,
+      correlation: [entry.tag.traceId, traceId],
+      context: entry.tag.context,
+      receivedAt,
+    });
+  }
+
+  // ---------------------------------------------------------------- from upstreams
+
+  /**
+   * Raw text from an upstream. Malformed text is logged and counted; a malformed response whose id
+   * can be read still answers the client request it belongs to, with an error, so nothing hangs.
+   */
+  handleUpstreamText(linkId: LinkId, text: string, meta: InboundMeta): void {
+    const link = this.#links.get(linkId);
+    if (!link) return;
+    const payload = readInbound(text, { allowBatch: true });
+    if (payload.error) {
+      this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
+      this.#logger.warn(
+        { upstream: link.name, error: payload.error.message },
+        'unreadable message from upstream; dropped',
+      );
+      return;
+    }
+    for (const item of payload.items) {
+      if (item.kind === 'message') {
+        this.handleUpstreamMessage(
+          linkId,
+          item.message,
+          meta,
+          payload.batch ? undefined : (item.raw ?? text),
+        );
+        continue;
+      }
+      this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
+      if (item.kind === 'drop') {
+        this.#logger.warn(
+          { upstream: link.name, error: item.error.message },
+          'invalid JSON-RPC message from upstream; dropped',
+        );
+      } else if (item.kind === 'reply') {
+        // A broken request of the server's: answer it, like any client would. Its id is in the
+        // server's own id space, so it must never be matched against the gateway's requests.
+        this.#logger.warn(
+          { upstream: link.name, error: item.response.error.message },
+          'invalid request from upstream; answered with an error',
+        );
+        this.#sendToLink(link, item.response, {
+          id: newEnvelopeId(),
+          session: undefined,
+          sessionKey: INTERNAL_SESSION,
+          correlation: [],
+          context: GATEWAY_PARTICIPANT,
+          receivedAt: wallNow(),
+        });
+      } else {
+        // A broken response: the client request it answers fails instead of waiting for a timeout.
+        this.#logger.warn(
+          { upstream: link.name, error: item.response.error.message },
+          'invalid response from upstream',
+        );
+        const id = item.response.id;
+        const entry = id === null ? undefined : this.#table.takeServerResponse(linkId, id);
+        if (entry) {
+          this.#failClientRequest(
+            entry,
+            gatewayError(
+              SbErrorCode.UpstreamProtocol,
+              `upstream ${link.name} sent an ${item.response.error.message.replace(/^invalid response from the peer: /, 'invalid response: ')}`,
+              { upstream: link.name },
+            ),
+          );
+        }
+      }
+    }
+  }
+
+  handleUpstreamMessage(linkId: LinkId, message: JsonRpcMessage, meta: InboundMeta, raw?: string): void {
+    const link = this.#links.get(linkId);
+    if (!link) return;
+    const receivedAt = wallNow();
+    if (!('method' in message)) this.#upstreamResponse(link, message, meta, receivedAt, raw);
+    else if ('id' in message) this.#upstreamRequest(link, message, meta, receivedAt, raw);
+    else this.#upstreamNotification(link, message, meta, receivedAt, raw);
+  }
+
+  #upstreamResponse(
+    link: LinkRecord,
+    response: JsonRpcResponse,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    const entry = response.id === null ? undefined : this.#table.takeServerResponse(link.id, response.id);
+    const traceId = newEnvelopeId();
+    const traceSession = entry ? this.#sessions.get(entry.tag.traceSession) : undefined;
+    this.#hop({
+      id: traceId,
+      message: response,
+      direction: 'server->client',
+      session: traceSession,
+      sessionKey: entry?.tag.traceSession ?? INTERNAL_SESSION,
+      transport: meta.transport,
+      from: serverParticipant(link.name),
+      to: GATEWAY_PARTICIPANT,
+      context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+      receivedAt,
+      raw,
+      upstream: link.name,
+      ...(entry ? { correlation: [entry.tag.upstreamTraceId] } : {}),
+    });
+    if (!entry) {
+      this.#metrics.inc('orphan_responses_total', { direction: 'server->client', upstream: link.name });
+      this.#logger.warn(
+        { upstream: link.name, id: response.id },
+        'an upstream response matches no request in flight; dropped',
+      );
+      return;
+    }
+    this.#scheduleExpiry();
+    if (entry.tag.internal) {
+      entry.tag.internal.resolve({ response, traceId });
+      return;
+    }
+    if (entry.cancelled) {
+      this.#metrics.inc('late_responses_total', { upstream: link.name });
+      return;
+    }
+    const session = this.#sessions.get(entry.session);
+    if (!session) return;
+    if (entry.method === 'initialize' && 'result' in response && isObject(response.result)) {
+      const version = response.result.protocolVersion;
+      if (typeof version === 'string') session.protocolVersion = version;
+    }
+    const call = entry.tag.call;
+    if (!call) return;
+    const payload = 'error' in response ? { error: response.error } : { result: response.result };
+    this.#finish(call, payload, [traceId], true, link.name);
+  }
+
+  #upstreamNotification(
+    link: LinkRecord,
+    notification: JsonRpcNotification,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    if (notification.method === 'notifications/progress') {
+      const token = progressNotificationToken(notification);
+      const entry =
+        token === undefined ? undefined : this.#table.routeProgress(link.id, token, performance.now());
+      const traceId = newEnvelopeId();
+      this.#hop({
+        id: traceId,
+        message: notification,
+        direction: 'server->client',
+        session: entry ? this.#sessions.get(entry.tag.traceSession) : undefined,
+        sessionKey: entry?.tag.traceSession ?? INTERNAL_SESSION,
+        transport: meta.transport,
+        from: serverParticipant(link.name),
+        to: GATEWAY_PARTICIPANT,
+        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        receivedAt,
+        raw,
+        upstream: link.name,
+        ...(entry ? { correlation: [entry.tag.upstreamTraceId] } : {}),
+      });
+      if (!entry || entry.downstreamProgressToken === undefined || entry.tag.internal) {
+        this.#metrics.inc('progress_unroutable_total', { direction: 'server->client', upstream: link.name });
+        return;
+      }
+      if (entry.cancelled) {
+        // Recorded above in the cancelled request's context; the client asked to hear no more of it.
+        this.#metrics.inc('progress_after_cancel_total', { upstream: link.name });
+        return;
+      }
+      const session = this.#sessions.get(entry.session);
+      if (!session) return;
+      this.#deliver(
+        session,
+        withProgressToken(notification, entry.downstreamProgressToken),
+        { kind: 'related', request: entry.downstreamId },
+        {
+          id: newEnvelopeId(),
+          correlation: [entry.tag.traceId, traceId],
+          context: entry.tag.context,
+          receivedAt,
+          upstream: link.name,
+        },
+      );
+      return;
+    }
+    if (notification.method === 'notifications/cancelled') {
+      // A server cancels its own request to a client.
+      const requestId = cancelledRequestId(notification);
+      const entry = requestId === undefined ? undefined : this.#table.cancelServerRequest(link.id, requestId);
+      const traceId = newEnvelopeId();
+      const session = entry ? this.#sessions.get(entry.session) : undefined;
+      this.#hop({
+        id: traceId,
+        message: notification,
+        direction: 'server->client',
+        session,
+        sessionKey: entry?.session ?? INTERNAL_SESSION,
+        transport: meta.transport,
+        from: serverParticipant(link.name),
+        to: GATEWAY_PARTICIPANT,
+        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        receivedAt,
+        raw,
+        upstream: link.name,
+        ...(entry ? { correlation: [entry.tag.traceId] } : {}),
+      });
+      if (!entry || !session) {
+        this.#metrics.inc('cancellations_ignored_total', { direction: 'server->client' });
+        return;
+      }
+      this.#forgetServerToken(entry);
+      this.#deliver(
+        session,
+        withCancelledRequestId(notification, entry.downstreamId),
+        { kind: 'unrelated' },
+        {
+          id: newEnvelopeId(),
+          correlation: [entry.tag.downTraceId, traceId],
+          context: entry.tag.context,
+          receivedAt,
+          upstream: link.name,
+        },
+      );
+      return;
+    }
+    // Anything else: to the session whose request it came with, else to whom the resolver says.
+    const related =
+      meta.relatedUpstreamId === undefined
+        ? undefined
+        : this.#table.findByUpstreamId(link.id, meta.relatedUpstreamId);
+    let targets: readonly SessionKey[];
+    if (related && !related.tag.internal) targets = [related.session];
+    else {
+      try {
+        targets = this.#resolver.notificationTargets(link.id, notification);
+      } catch (error) {
+        this.#logger.error({ err: String(error) }, 'the resolver failed on an upstream notification');
+        targets = [];
+      }
+    }
+    // A log message that came without its request (stdio has no way to say) is delivered as part
+    // of the one call in flight on the link, when there is exactly one and its client speaks
+    // 2026-07-28: such a client has no stream but its calls' to receive it on. (Legacy clients get
+    // it unrelated, on their standalone stream, as before.)
+    const guessed =
+      related === undefined && notification.method === 'notifications/message'
+        ? this.#attribute(link, meta)?.parent
+        : undefined;
+    const guessedFor =
+      guessed &&
+      !guessed.tag.internal &&
+      this.#sessions.get(guessed.session)?.protocolVersion === MODERN_REVISION
+        ? guessed
+        : undefined;
+    const traceId = newEnvelopeId();
+    const first = targets.length === 1 ? this.#sessions.get(targets[0]!) : undefined;
+    this.#hop({
+      id: traceId,
+      message: notification,
+      direction: 'server->client',
+      session: first,
+      sessionKey: first?.key ?? INTERNAL_SESSION,
+      transport: meta.transport,
+      from: serverParticipant(link.name),
+      to: GATEWAY_PARTICIPANT,
+      context: related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_PARTICIPANT),
+      receivedAt,
+      raw,
+      upstream: link.name,
+      ...(related ? { correlation: [related.tag.upstreamTraceId] } : {}),
+    });
+    if (targets.length === 0)
+      this.#metrics.inc('notifications_undelivered_total', {
+        upstream: link.name,
+        method: notification.method,
+      });
+    for (const key of targets) {
+      const session = this.#sessions.get(key);
+      if (!session) continue;
+      const delivery: Delivery =
+        related && related.session === key
+          ? { kind: 'related', request: related.downstreamId }
+          : guessedFor && guessedFor.session === key
+            ? { kind: 'related', request: guessedFor.downstreamId }
+            : { kind: 'unrelated' };
+      this.#deliver(session, notification, delivery, {
+        id: newEnvelopeId(),
+        correlation: related ? [related.tag.traceId, traceId] : [traceId],
+        context: related && related.session === key ? related.tag.context : session.key,
+        receivedAt,
+        upstream: link.name,
+      });
+    }
+  }
+
+  #upstreamRequest(
+    link: LinkRecord,
+    request: JsonRpcRequest,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    const cause = this.#attribute(link, meta);
+    const session = cause ? this.#sessions.get(cause.session) : undefined;
+    const traceId = newEnvelopeId();
+    const context = session
+      ? `${cause?.parent ? cause.parent.tag.context : session.key}/${traceId}`
+      : GATEWAY_PARTICIPANT;
+    this.#hop({
+      id: traceId,
+      message: request,
+      direction: 'server->client',
+      session,
+      sessionKey: session?.key ?? INTERNAL_SESSION,
+      transport: meta.transport,
+      from: serverParticipant(link.name),
+      to: GATEWAY_PARTICIPANT,
+      context,
+      receivedAt,
+      raw,
+      upstream: link.name,
+      ...(cause?.parent ? { correlation: [cause.parent.tag.upstreamTraceId] } : {}),
+    });
+    if (!session) {
+      if (request.method === 'ping') {
+        // Nobody in particular to ask: the gateway itself is alive, which is what ping checks.
+        this.#answerUpstreamRequest(link, request.id, { result: {} }, context, receivedAt, traceId);
+        return;
+      }
+      this.#metrics.inc('server_requests_unattributed_total', {
+        upstream: link.name,
+        method: request.method,
+      });
+      this.#logger.warn(
+        { upstream: link.name, method: request.method },
+        'cannot tell which client session a server request is for',
+      );
+      this.#answerUpstreamRequest(
+        link,
+        request.id,
+        {
+          error: gatewayError(
+            SbErrorCode.Unroutable,
+            'the gateway cannot tell which client session this request is for (several share this upstream); use sharing: per-session for this upstream',
+          ),
+        },
+        context,
+        receivedAt,
+        traceId,
+      );
+      return;
+    }
+    const downTraceId = newEnvelopeId();
+    const token = progressTokenOf(request);
+    const opened = this.#table.openServerRequest({
+      link: link.id,
+      upstreamId: request.id,
+      session: session.key,
+      method: request.method,
+      now: performance.now(),
+      tag: {
+        traceId,
+        downTraceId,
+        context,
+        upstream: link.name,
+        ...(token === undefined ? {} : { progressToken: token }),
+        ...(cause?.parent ? { parentUpstreamId: cause.parent.upstreamId } : {}),
+      },
+    });
+    if (!opened.ok) {
+      this.#answerUpstreamRequest(
+        link,
+        request.id,
+        {
+          error: {
+            code: JsonRpcCode.InvalidRequest,
+            message: `Invalid Request: id ${JSON.stringify(request.id)} is already in use by a request in flight`,
+          },
+        },
+        context,
+        receivedAt,
+        traceId,
+      );
+      return;
+    }
+    if (token !== undefined)
+      this.#serverTokens.set(`${session.key}\u0000${link.id}\u0000${typeof token}:${String(token)}`, true);
+    const down: JsonRpcRequest = { ...request, id: opened.entry.downstreamId };
+    const delivery: Delivery = cause?.parent
+      ? { kind: 'related', request: cause.parent.downstreamId }
+      : { kind: 'unrelated' };
+    this.#deliver(session, down, delivery, {
+      id: downTraceId,
+      correlation: [traceId],
+      context,
+      receivedAt,
+      upstream: link.name,
+    });
+    this.#scheduleExpiry();
+  }
+
+  /**
+   * Which session a server->client request belongs to: the request it travelled with (HTTP upstream
+   * streams tell), else the one call in flight on this link that is not already blocked on a
+   * request to the client (or at least its session), else the one session using the link.
+   */
+  #attribute(
+    link: LinkRecord,
+    meta: InboundMeta,
+  ): { session: SessionKey; parent?: ClientRequestEntry<ClientTag> } | undefined {
+    if (meta.relatedUpstreamId !== undefined) {
+      const parent = this.#table.findByUpstreamId(link.id, meta.relatedUpstreamId);
+      if (parent && !parent.tag.internal) return { session: parent.session, parent };
+    }
+    const waiting = this.#table.sessionsWaitingOn(link.id).filter((s) => s !== INTERNAL_SESSION);
+    if (waiting.length > 0) {
+      let pending = waiting.flatMap((s) => this.#table.clientRequestsOf(s).filter((e) => e.link === link.id));
+      if (pending.length > 1) {
+        // A call already waiting on its own request to the client is blocked (servers await those
+        // answers): the new request is another call's. A 2026-07-28 client's parked call (input
+        // required, retry pending) is the common case; it must not make everyone unroutable.
+        const blocked = new Set(
+          this.#table
+            .serverRequestsOn(link.id)
+            .map((e) => e.tag.parentUpstreamId)
+            .filter((id) => id !== undefined)
+            .map((id) => idKey(id)),
+        );
+        const free = pending.filter((e) => !blocked.has(idKey(e.upstreamId)));
+        if (free.length > 0) pending = free;
+      }
+      const sessions = new Set(pending.map((e) => e.session));
+      if (sessions.size !== 1) return undefined;
+      const session = pending[0]!.session;
+      return pending.length === 1 ? { session, parent: pending[0]! } : { session };
+    }
+    const candidates = this.#resolver.sessionsFor(link.id).filter((s) => this.#sessions.has(s));
+    return candidates.length === 1 ? { session: candidates[0]! } : undefined;
+  }
+
+  // ---------------------------------------------------------------- gateway-originated
+
+  /**
+   * A request from the gateway itself to an upstream (re-initialization after a restart, fan-out of
+   * an aggregated list). Resolves with the upstream's response, success or error; rejects with a
+   * JSON-RPC error object when the link is down, times out or is aborted.
+   */
+  requestUpstream(
+    linkId: LinkId,
+    method: string,
+    params: JsonObject | undefined,
+    options: {
+      readonly traceSession?: SessionKey;
+      readonly context?: string;
+      readonly correlation?: readonly string[];
+      readonly signal?: AbortSignal;
+      /** Send even while the link is `starting` (the re-initialization itself). */
+      readonly bypassQueue?: boolean;
+    } = {},
+  ): Promise<UpstreamReply> {
+    const link = this.#links.get(linkId);
+    if (!link || link.state === 'down') {
+      return Promise.reject(
+        gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${link?.name ?? linkId} is not available`),
+      );
+    }
+    if (options.signal?.aborted) return Promise.reject(gatewayError(SbErrorCode.Internal, 'aborted'));
+    return new Promise<UpstreamReply>((resolve, reject) => {
+      const traceSession = options.traceSession ?? INTERNAL_SESSION;
+      const context =
+        options.context ?? (this.#sessions.has(traceSession) ? traceSession : GATEWAY_PARTICIPANT);
+      const upstreamTraceId = newEnvelopeId();
+      this.#internalCounter++;
+      const opened = this.#table.openClientRequest({
+        session: INTERNAL_SESSION,
+        downstreamId: this.#internalCounter,
+        link: link.id,
+        method,
+        now: performance.now(),
+        tag: {
+          traceId: upstreamTraceId,
+          upstreamTraceId,
+          context,
+          upstream: link.name,
+          traceSession,
+          internal: { resolve, reject },
+        },
+      });
+      if (!opened.ok) {
+        reject(gatewayError(SbErrorCode.Internal, 'internal request id collision'));
+        return;
+      }
+      const message: JsonRpcRequest =
+        params === undefined
+          ? { jsonrpc: '2.0', id: opened.entry.upstreamId, method }
+          : { jsonrpc: '2.0', id: opened.entry.upstreamId, method, params };
+      options.signal?.addEventListener(
+        'abort',
+        () => {
+          const entry = this.#table.cancelClientRequest(
+            INTERNAL_SESSION,
+            opened.entry.downstreamId,
+            performance.now(),
+          );
+          if (entry) this.#sendCancelUpstream(entry, 'the client cancelled the request');
+          reject(gatewayError(SbErrorCode.Internal, 'aborted'));
+        },
+        { once: true },
+      );
+      this.#sendToLink(
+        link,
+        message,
+        {
+          id: upstreamTraceId,
+          session: this.#sessions.get(traceSession),
+          sessionKey: traceSession,
+          correlation: options.correlation ?? [],
+          context,
+          receivedAt: wallNow(),
+        },
+        options.bypassQueue === true,
+      );
+      this.#scheduleExpiry();
+    });
+  }
+
+  /** Sends a notification from the gateway to an upstream (e.g. `notifications/initialized`). */
+  notifyUpstream(
+    linkId: LinkId,
+    method: string,
+    params?: JsonObject,
+    options: { readonly bypassQueue?: boolean; readonly traceSession?: SessionKey } = {},
+  ): void {
+    const link = this.#links.get(linkId);
+    if (!link || link.state === 'down') return;
+    const message: JsonRpcNotification =
+      params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+    const traceSession = options.traceSession ?? INTERNAL_SESSION;
+    this.#sendToLink(
+      link,
+      message,
+      {
+        id: newEnvelopeId(),
+        session: this.#sessions.get(traceSession),
+        sessionKey: traceSession,
+        correlation: [],
+        context: this.#sessions.has(traceSession) ? traceSession : GATEWAY_PARTICIPANT,
+        receivedAt: wallNow(),
+      },
+      options.bypassQueue === true,
+    );
+  }
+
+  /** Sends a message from the gateway to a client session (notifications the gateway originates). */
+  notifyClient(key: SessionKey, notification: JsonRpcNotification): void {
+    const session = this.#sessions.get(key);
+    if (!session) return;
+    this.#deliver(
+      session,
+      notification,
+      { kind: 'unrelated' },
+      { id: newEnvelopeId(), correlation: [], context: session.key, receivedAt: wallNow() },
+    );
+  }
+
+  // ---------------------------------------------------------------- timeouts
+
+  #scheduleExpiry(): void {
+    if (this.#closed) return;
+    const next = this.#table.nextDeadline();
+    if (next === Number.POSITIVE_INFINITY) {
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#timerAt = Number.POSITIVE_INFINITY;
+      return;
+    }
+    if (this.#timer && next >= this.#timerAt) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timerAt = next;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#timerAt = Number.POSITIVE_INFINITY;
+        this.expireNow();
+      },
+      Math.max(0, next - performance.now()) + 1,
+    );
+    this.#timer.unref();
+  }
+
+  /** Applies every timeout due now (also called by the timer). */
+  expireNow(): void {
+    const expired = this.#table.expire(performance.now());
+    for (const entry of expired.timedOut) {
+      this.#metrics.inc('request_timeouts_total', { upstream: entry.tag.upstream });
+      const seconds = Math.round((performance.now() - entry.openedAt) / 1000);
+      this.#sendCancelUpstream(entry, 'timed out in the gateway');
+      this.#failClientRequest(
+        entry,
+        gatewayError(
+          SbErrorCode.RequestTimeout,
+          `request timed out after ${seconds}s waiting for upstream ${entry.tag.upstream}`,
+          { upstream: entry.tag.upstream },
+        ),
+      );
+    }
+    for (const entry of expired.serverTimedOut) {
+      this.#forgetServerToken(entry);
+      const link = this.#links.get(entry.link);
+      if (link)
+        this.#answerUpstreamRequest(
+          link,
+          entry.upstreamId,
+          { error: gatewayError(SbErrorCode.RequestTimeout, 'the client did not answer in time') },
+          entry.tag.context,
+          wallNow(),
+          entry.tag.traceId,
+        );
+      this.#cancelTowardClient(entry, 'timed out in the gateway', false);
+    }
+    this.#scheduleExpiry();
+  }
+
+  close(): void {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  #view(record: SessionRecord): SessionView {
+    const view: { -readonly [K in keyof SessionView]: SessionView[K] } = {
+      key: record.key,
+      transport: record.transport,
+      protocolVersion: record.protocolVersion,
+      state: record.state,
+    };
+    if (record.mcpSessionId !== undefined) view.mcpSessionId = record.mcpSessionId;
+    if (record.principal !== undefined) view.principal = record.principal;
+    if (record.roles !== undefined) view.roles = record.roles;
+    if (record.initializeParams !== undefined) view.initializeParams = record.initializeParams;
+    return view;
+  }
+
+  #failClientRequest(entry: ClientRequestEntry<ClientTag>, error: JsonRpcErrorObject): void {
+    if (entry.tag.internal) {
+      entry.tag.internal.reject(error);
+      return;
+    }
+    if (entry.tag.call) this.#finish(entry.tag.call, { error }, [], !entry.cancelled);
+  }
+
+  #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {
+    const link = this.#links.get(entry.link);
+    if (!link || link.state === 'down') return;
+    this.#sendToLink(link, cancelledNotification(entry.upstreamId, reason), {
+      id: newEnvelopeId(),
+      session: this.#sessions.get(entry.tag.traceSession),
+      sessionKey: entry.tag.traceSession,
+      correlation: [entry.tag.upstreamTraceId],
+      context: entry.tag.context,
+      receivedAt: wallNow(),
+    });
+  }
+
+  #cancelTowardClient(entry: ServerRequestEntry<ServerTag>, reason: string, forget = true): void {
+    if (forget) this.#forgetServerToken(entry);
+    const session = this.#sessions.get(entry.session);
+    if (!session) return;
+    this.#deliver(
+      session,
+      cancelledNotification(entry.downstreamId, reason),
+      { kind: 'unrelated' },
+      {
+        id: newEnvelopeId(),
+        correlation: [entry.tag.downTraceId],
+        context: entry.tag.context,
+        receivedAt: wallNow(),
+      },
+    );
+  }
+
+  #answerUpstream(entry: ServerRequestEntry<ServerTag>, error: JsonRpcErrorObject): void {
+    this.#forgetServerToken(entry);
+    const link = this.#links.get(entry.link);
+    if (link)
+      this.#answerUpstreamRequest(
+        link,
+        entry.upstreamId,
+        { error },
+        entry.tag.context,
+        wallNow(),
+        entry.tag.traceId,
+      );
+  }
+
+  #forgetServerToken(entry: ServerRequestEntry<ServerTag>): void {
+    const token = entry.tag.progressToken;
+    if (token !== undefined)
+      this.#serverTokens.delete(`${entry.session}\u0000${entry.link}\u0000${typeof token}:${String(token)}`);
+  }
+
+  #answerUpstreamRequest(
+    link: LinkRecord,
+    id: RequestId,
+    payload: { result: unknown } | { error: JsonRpcErrorObject },
+    context: string,
+    receivedAt: number,
+    requestTraceId: string,
+  ): void {
+    const message = { jsonrpc: '2.0', id, ...payload } as JsonRpcResponse;
+    this.#sendToLink(link, message, {
+      id: newEnvelopeId(),
+      session: undefined,
+      sessionKey: INTERNAL_SESSION,
+      correlation: [requestTraceId],
+      context,
+      receivedAt,
+    });
+  }
+
+  #answerClient(
+    session: SessionRecord,
+    id: RequestId,
+    payload: { result: unknown } | { error: JsonRpcErrorObject },
+    correlation: readonly string[],
+    context: string,
+    receivedAt: number,
+  ): void {
+    const message = { jsonrpc: '2.0', id, ...payload } as JsonRpcResponse;
+    this.#deliver(
+      session,
+      message,
+      { kind: 'response', request: id },
+      { id: newEnvelopeId(), correlation, context, receivedAt },
+    );
+  }
+
+  #deliver(
+    session: SessionRecord,
+    message: JsonRpcMessage,
+    delivery: Delivery,
+    trace: {
+      id: string;
+      correlation: readonly string[];
+      context: string;
+      receivedAt: number;
+      upstream?: string;
+    },
+  ): void {
+    const json = JSON.stringify(message);
+    try {
+      session.port.send(json, message, delivery);
+    } catch (error) {
+      this.#metrics.inc('delivery_errors_total');
+      this.#logger.error(
+        { session: session.key, err: String(error) },
+        'a downstream transport failed to send',
+      );
+    }
+    this.#hop({
+      id: trace.id,
+      message,
+      direction: 'server->client',
+      session,
+      transport: session.transportContext,
+      from: GATEWAY_PARTICIPANT,
+      to: clientParticipant(session.key),
+      context: trace.context,
+      receivedAt: trace.receivedAt,
+      raw: json,
+      correlation: trace.correlation,
+      sentAt: wallNow(),
+      ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
+    });
+  }
+
+  #sendToLink(
+    link: LinkRecord,
+    message: JsonRpcMessage,
+    trace: {
+      id: string;
+      session: SessionRecord | undefined;
+      sessionKey?: SessionKey;
+      correlation: readonly string[];
+      context: string;
+      receivedAt: number;
+    },
+    bypassQueue = false,
+  ): void {
+    const json = JSON.stringify(message);
+    if (link.state === 'starting' && !bypassQueue) {
+      if (link.queue.length >= this.#maxQueued) {
+        this.#metrics.inc('queued_dropped_total', { upstream: link.name });
+        this.#logger.warn(
+          { upstream: link.name },
+          'too many messages waiting for a restarting upstream; dropped',
+        );
+        if (isRequest(message)) {
+          const entry = this.#table.takeServerResponse(link.id, message.id);
+          if (entry)
+            this.#failClientRequest(
+              entry,
+              gatewayError(
+                SbErrorCode.LimitExceeded,
+                `upstream ${link.name} is restarting and its queue is full`,
+              ),
+            );
+        }
+        return;
+      }
+      link.queue.push({ json, message });
+    } else {
+      link.transport.send(json, message);
+    }
+    this.#hop({
+      id: trace.id,
+      message,
+      direction: 'client->server',
+      session: trace.session,
+      sessionKey: trace.sessionKey ?? trace.session?.key ?? INTERNAL_SESSION,
+      transport: link.transportContext,
+      from: GATEWAY_PARTICIPANT,
+      to: serverParticipant(link.name),
+      context: trace.context,
+      receivedAt: trace.receivedAt,
+      raw: json,
+      correlation: trace.correlation,
+      sentAt: wallNow(),
+      upstream: link.name,
+    });
+  }
+
+  #hop(params: {
+    id: string;
+    message: JsonRpcMessage;
+    direction: Direction;
+    session: SessionRecord | undefined;
+    sessionKey?: SessionKey;
+    transport: TransportContext;
+    from: string;
+    to: string;
+    context: string;
+    receivedAt: number;
+    raw: string | undefined;
+    correlation?: readonly string[];
+    sentAt?: number;
+    upstream?: string;
+  }): void {
+    if (!this.#taps.wants(params.message)) return;
+    const session = params.session;
+    this.#taps.emit(
+      new LazyHopEvent({
+        id: params.id,
+        message: params.message,
+        direction: params.direction,
+        from: params.from,
+        to: params.to,
+        context: params.context,
+        correlationId: params.correlation,
+        // Traffic of no client session (the gateway's own) is traced under the session `gateway`.
+        session:
+          session?.key ??
+          (params.sessionKey !== undefined && params.sessionKey !== INTERNAL_SESSION
+            ? params.sessionKey
+            : GATEWAY_PARTICIPANT),
+        sessionContext: session
+          ? {
+              id: session.mcpSessionId ?? session.key,
+              protocolVersion: session.protocolVersion,
+              state: session.state,
+            }
+          : undefined,
+        transport: params.transport,
+        upstream: params.upstream,
+        payloadJson: params.raw,
+        receivedAt: params.receivedAt,
+        sentAt: params.sentAt,
+      }),
+    );
+  }
+}

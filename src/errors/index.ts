@@ -1,0 +1,2 @@
+export * from './switchboard-error.js';
+export * from './to-jsonrpc-error.js';

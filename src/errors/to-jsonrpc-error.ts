@@ -1,0 +1,54 @@
+import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
+import type { JsonRpcErrorObject } from '../protocol/jsonrpc/types.js';
+import { SbErrorCode, SwitchboardError } from './switchboard-error.js';
+
+const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
+  SB_CONFIG_INVALID: JsonRpcCode.InternalError,
+  SB_CONFIG_NOT_FOUND: JsonRpcCode.InternalError,
+  SB_USAGE: JsonRpcCode.InvalidParams,
+  SB_DATA_DIR: JsonRpcCode.InternalError,
+  SB_UPSTREAM_EXITED: JsonRpcCode.UpstreamClosed,
+  SB_UPSTREAM_UNAVAILABLE: JsonRpcCode.UpstreamClosed,
+  SB_UPSTREAM_SPAWN: JsonRpcCode.UpstreamClosed,
+  SB_UPSTREAM_PROTOCOL: JsonRpcCode.InternalError,
+  SB_REQUEST_TIMEOUT: JsonRpcCode.RequestTimeout,
+  SB_MESSAGE_TOO_LARGE: JsonRpcCode.MessageTooLarge,
+  SB_UNROUTABLE: JsonRpcCode.Unroutable,
+  SB_POLICY_DENIED: JsonRpcCode.PolicyDenied,
+  SB_APPROVAL_REJECTED: JsonRpcCode.ApprovalRejected,
+  SB_AUDIT_UNAVAILABLE: JsonRpcCode.AuditUnavailable,
+  SB_LIMIT_EXCEEDED: JsonRpcCode.LimitExceeded,
+  SB_UNAUTHORIZED: JsonRpcCode.Unauthorized,
+  SB_CANCELLED: JsonRpcCode.RequestCancelled,
+  SB_TRACE_STORE: JsonRpcCode.InternalError,
+  SB_INTERNAL: JsonRpcCode.InternalError,
+};
+
+/**
+ * The one conversion from anything thrown to a JSON-RPC error object. A `SwitchboardError` keeps
+ * its message and carries its stable code in `data.code`; anything else becomes an internal error
+ * whose message does not leak internals.
+ */
+export function toJsonRpcError(error: unknown): JsonRpcErrorObject {
+  if (error instanceof SwitchboardError) {
+    return {
+      code: WIRE_CODE[error.code],
+      message: error.message,
+      data: { code: error.code, ...error.details },
+    };
+  }
+  return {
+    code: JsonRpcCode.InternalError,
+    message: 'Internal error in the gateway',
+    data: { code: SbErrorCode.Internal },
+  };
+}
+
+/** A JSON-RPC error object for a gateway failure, with its stable code in `data.code`. */
+export function gatewayError(
+  code: SbErrorCode,
+  message: string,
+  details?: Record<string, unknown>,
+): JsonRpcErrorObject {
+  return toJsonRpcError(new SwitchboardError(code, message, details ? { details } : undefined));
+}

@@ -1,0 +1,292 @@
+import { describe, expect, it } from 'vitest';
+import { runInRequestScope } from '../../audit/request-scope.js';
+import type { PolicyConfig } from '../../config/types.js';
+import type {
+  Delivery,
+  DownstreamPort,
+  InboundMeta,
+  UpstreamClose,
+  UpstreamTransport,
+} from '../../core/ports.js';
+import { Router } from '../../core/router.js';
+import { MemoryLogger } from '../../observe/logger.js';
+import { Metrics } from '../../observe/metrics.js';
+import { ApprovalRegistry } from '../../policy/approvals.js';
+import { PolicyEngine } from '../../policy/policy-engine.js';
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc/types.js';
+import type { AuditEvent, AuditSink } from './audit-sink.js';
+import { GovernanceInterceptor } from './governance-interceptor.js';
+import { ToolCatalog } from './tool-catalog.js';
+
+class Upstream implements UpstreamTransport {
+  onmessage?: (text: string, meta: InboundMeta) => void;
+  onclose?: (close: UpstreamClose) => void;
+  readonly sent: JsonRpcMessage[] = [];
+  /** Answers tools/call with { ok: <tool name> } at once; tools/list with the catalog below. */
+  auto = true;
+  async start(): Promise<void> {}
+  async close(): Promise<void> {}
+  send(_json: string, message: JsonRpcMessage): void {
+    this.sent.push(message);
+    if (!this.auto || !('method' in message) || !('id' in message)) return;
+    const params = message.params as { name?: string };
+    const result =
+      message.method === 'tools/list'
+        ? {
+            tools: [
+              { name: 'echo', annotations: { readOnlyHint: true } },
+              { name: 'wipe', annotations: { destructiveHint: true } },
+              { name: 'note' },
+              { name: 'secret-tool' },
+            ],
+          }
+        : { ok: params.name };
+    queueMicrotask(() =>
+      this.onmessage?.(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }), {
+        transport: { kind: 'memory' },
+      }),
+    );
+  }
+  calls(): string[] {
+    return this.sent
+      .filter((m): m is JsonRpcRequest => 'method' in m && m.method === 'tools/call')
+      .map((m) => (m.params as { name: string }).name);
+  }
+}
+
+class Client implements DownstreamPort {
+  readonly got: JsonRpcMessage[] = [];
+  send(_json: string, message: JsonRpcMessage, _delivery: Delivery): void {
+    this.got.push(message);
+  }
+  answer(id: number): JsonRpcResponse | undefined {
+    return this.got.find((m): m is JsonRpcResponse => !('method' in m) && m.id === id);
+  }
+}
+
+class Ledger implements AuditSink {
+  healthy = true;
+  failWrites = false;
+  readonly records: { event: AuditEvent; durable: boolean }[] = [];
+  async append(event: AuditEvent, options?: { durable?: boolean }): Promise<unknown> {
+    if (this.failWrites) throw new Error('disk full');
+    this.records.push({ event, durable: options?.durable === true });
+    return { seq: this.records.length };
+  }
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 5));
+
+function setup(
+  policy: Partial<PolicyConfig> = {},
+  options: { ledger?: Ledger; approvalTimeoutMs?: number } = {},
+) {
+  const config: PolicyConfig = {
+    default: 'allow',
+    rules: [],
+    approvals: { timeoutMs: options.approvalTimeoutMs ?? 60_000, approverRoles: ['approver'] },
+    ...policy,
+  };
+  const upstream = new Upstream();
+  const router = new Router({
+    resolver: {
+      resolve: () => ({ kind: 'forward', link: 'L' }),
+      notificationLinks: () => ['L'],
+      sessionsFor: () => ['s'],
+      notificationTargets: () => ['s'],
+    },
+    logger: new MemoryLogger(),
+    metrics: new Metrics(),
+  });
+  router.addLink({ id: 'L', name: 'srv', transport: upstream, transportContext: { kind: 'memory' } });
+  const client = new Client();
+  router.openSession({
+    key: 's',
+    port: client,
+    transport: 'http',
+    transportContext: { kind: 'memory' },
+    principal: 'alice',
+    roles: ['dev'],
+    mcpSessionId: 'mcp-1',
+  });
+  const ledger = options.ledger ?? new Ledger();
+  const approvals = new ApprovalRegistry({ timeoutMs: config.approvals.timeoutMs });
+  const catalog = new ToolCatalog(async () => [
+    { name: 'echo', annotations: { readOnlyHint: true } },
+    { name: 'wipe', annotations: { destructiveHint: true } },
+    { name: 'note' },
+  ]);
+  const governance = new GovernanceInterceptor({
+    policy: new PolicyEngine(config),
+    approvals,
+    catalog,
+    ledger,
+    redact: (v) => v,
+    logger: new MemoryLogger(),
+    metrics: new Metrics(),
+  });
+  router.addInterceptor(governance);
+  const call = (id: number, name: string, args: Record<string, unknown> = {}) =>
+    runInRequestScope({ requestId: id, clientId: 'alice' }, () =>
+      router.handleClientMessage(
+        's',
+        { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+        { kind: 'memory' },
+      ),
+    );
+  return { router, upstream, client, ledger, approvals, call };
+}
+
+describe('GovernanceInterceptor', () => {
+  it('records an allowed call once, with ids from the request scope, the output hash input and the tier from annotations', async () => {
+    const h = setup();
+    h.call(1, 'note', { text: 'hi' });
+    await flush();
+    expect(h.client.answer(1)).toMatchObject({ result: { ok: 'note' } });
+    expect(h.ledger.records).toHaveLength(1);
+    const { event, durable } = h.ledger.records[0]!;
+    expect(event).toMatchObject({
+      session_id: 'mcp-1',
+      client_id: 'alice',
+      request_id: '1',
+      upstream: 'srv',
+      method: 'tools/call',
+      target: 'note',
+      tier: 'T1',
+      decision: 'allowed',
+      args: { text: 'hi' },
+      output: JSON.stringify({ ok: 'note' }),
+    });
+    expect(event.trace_id).toMatch(/^[0-9A-Z]{26}$/);
+    expect(durable).toBe(false);
+  });
+
+  it('makes T2+ records durable before the answer, and withholds the result when that write fails', async () => {
+    const h = setup();
+    h.call(1, 'wipe');
+    await flush();
+    expect(h.ledger.records[0]).toMatchObject({ event: { tier: 'T2', decision: 'allowed' }, durable: true });
+    expect(h.client.answer(1)).toMatchObject({ result: { ok: 'wipe' } });
+    h.ledger.failWrites = true;
+    h.call(2, 'wipe');
+    await flush();
+    expect(h.client.answer(2)).toMatchObject({
+      error: { code: -32005, data: { code: 'SB_AUDIT_UNAVAILABLE' } },
+    });
+  });
+
+  it('denies by rule before the upstream hears of the call, recording the denial durably', async () => {
+    const h = setup({ rules: [{ id: 'no-secrets', target: 'secret-*', action: 'deny' }] });
+    h.call(1, 'secret-tool');
+    await flush();
+    expect(h.upstream.calls()).toEqual([]);
+    expect(h.client.answer(1)).toMatchObject({
+      error: { code: -32003, data: { code: 'SB_POLICY_DENIED', rule: 'no-secrets' } },
+    });
+    expect(h.ledger.records).toEqual([
+      {
+        event: expect.objectContaining({ decision: 'denied', rule: 'no-secrets', target: 'secret-tool' }),
+        durable: true,
+      },
+    ]);
+  });
+
+  it('holds an "ask" call until approved, then forwards it and records who approved', async () => {
+    const h = setup({ rules: [{ id: 'careful', target: 'note', action: 'ask' }] });
+    h.call(1, 'note');
+    await flush();
+    expect(h.upstream.calls()).toEqual([]);
+    const [pending] = h.approvals.pending();
+    expect(pending).toMatchObject({ principal: 'alice', upstream: 'srv', target: 'note', rule: 'careful' });
+    h.approvals.decide(pending!.id, { approve: true, by: 'carol' });
+    await flush();
+    expect(h.upstream.calls()).toEqual(['note']);
+    expect(h.client.answer(1)).toMatchObject({ result: { ok: 'note' } });
+    expect(h.ledger.records).toEqual([
+      { event: expect.objectContaining({ decision: 'approved', decided_by: 'carol' }), durable: false },
+    ]);
+  });
+
+  it('answers a rejected or timed-out "ask" with -32004 and records it', async () => {
+    const h = setup(
+      { rules: [{ id: 'ask-note', target: 'note', action: 'ask' }] },
+      { approvalTimeoutMs: 30 },
+    );
+    h.call(1, 'note');
+    await flush();
+    h.approvals.decide(h.approvals.pending()[0]!.id, { approve: false, by: 'carol', reason: 'no' });
+    h.call(2, 'note');
+    await new Promise((r) => setTimeout(r, 80));
+    expect(h.upstream.calls()).toEqual([]);
+    expect(h.client.answer(1)).toMatchObject({
+      error: { code: -32004, message: expect.stringContaining('rejected by carol: no') },
+    });
+    expect(h.client.answer(2)).toMatchObject({ error: { code: -32004, data: { outcome: 'timeout' } } });
+    expect(h.ledger.records.map((r) => [r.event.decision, r.event.decided_by, r.durable])).toEqual([
+      ['rejected', 'carol', true],
+      ['rejected', undefined, true],
+    ]);
+  });
+
+  it('records a call cancelled while held exactly once, and never forwards it', async () => {
+    const h = setup({ rules: [{ id: 'ask-note', target: 'note', action: 'ask' }] });
+    h.call(1, 'note');
+    await flush();
+    h.router.handleClientMessage(
+      's',
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+      { kind: 'memory' },
+    );
+    await flush();
+    expect(h.approvals.pending()).toEqual([]);
+    expect(h.upstream.calls()).toEqual([]);
+    expect(h.client.answer(1)).toBeUndefined();
+    expect(h.ledger.records.map((r) => [r.event.decision, r.event.error])).toEqual([
+      ['error', 'cancelled by the client'],
+    ]);
+  });
+
+  it('fails closed: while the ledger cannot be written, T1+ calls are refused and T0 calls still run', async () => {
+    const ledger = new Ledger();
+    ledger.healthy = false;
+    const h = setup({}, { ledger });
+    h.call(1, 'note');
+    h.call(2, 'echo');
+    await flush();
+    expect(h.client.answer(1)).toMatchObject({ error: { code: -32005 } });
+    expect(h.client.answer(2)).toMatchObject({ result: { ok: 'echo' } });
+    expect(h.upstream.calls()).toEqual(['echo']);
+  });
+
+  it('asks the upstream for its tools once when a tool is called before any listing (so tiers are right)', async () => {
+    const h = setup();
+    h.call(1, 'wipe');
+    h.call(2, 'wipe');
+    await flush();
+    expect(h.ledger.records.map((r) => r.event.tier)).toEqual(['T2', 'T2']);
+  });
+
+  it('filters tools/list to what the principal may call', async () => {
+    const h = setup({
+      rules: [
+        { id: 'r0', target: 'secret-*', action: 'deny' },
+        { id: 'r1', target: 'wipe', action: 'ask' },
+      ],
+    });
+    h.router.handleClientMessage('s', { jsonrpc: '2.0', id: 9, method: 'tools/list' }, { kind: 'memory' });
+    await flush();
+    const names = (h.client.answer(9) as { result: { tools: { name: string }[] } }).result.tools.map(
+      (t) => t.name,
+    );
+    expect(names).toEqual(['echo', 'wipe', 'note']);
+  });
+
+  it('records a refused call even when no policy decision was made (an upstream error)', async () => {
+    const h = setup();
+    h.router.linkClosed('L', { reason: 'gone' });
+    h.call(1, 'note');
+    await flush();
+    expect(h.client.answer(1)).toMatchObject({ error: { code: -32000 } });
+    expect(h.ledger.records.map((r) => r.event.decision)).toEqual(['error']);
+  });
+});

@@ -1,0 +1,328 @@
+/**
+ * `switchboard serve`: the Streamable HTTP gateway. Composition only: the router and its taps, the
+ * upstream connections, the routing policy, and the HTTP server, wired from one configuration.
+ */
+import type { AddressInfo } from 'node:net';
+import { createRedactor } from '../../audit/redaction.js';
+import type { GatewayConfig, UpstreamConfig } from '../../config/types.js';
+import { Router } from '../../core/router.js';
+import { type Tap, TapBus } from '../../core/taps.js';
+import type { Logger } from '../../observe/logger.js';
+import type { Metrics } from '../../observe/metrics.js';
+import { ApprovalRegistry } from '../../policy/approvals.js';
+import { PolicyEngine } from '../../policy/policy-engine.js';
+import type { JsonObject } from '../../protocol/jsonrpc/types.js';
+import type { SpaceTraceSink } from '../../space/meup-space.js';
+import { ServeSpace } from '../../space/serve-space.js';
+import type { GatewayAuthenticate } from '../../space/space-auth.js';
+import type { TraceSessionInfo } from '../../trace/types.js';
+import { MemoryEventStore } from '../../transports/http/events/memory-event-store.js';
+import {
+  type Authenticate,
+  type ExtraRoute,
+  McpHttpServer,
+} from '../../transports/http/server/mcp-http-server.js';
+import { EraCache } from '../../transports/http/upstream/era-cache.js';
+import { createUpstreamPool } from '../../transports/http/upstream/http-connection.js';
+import { SupervisedHttpUpstream } from '../../transports/http/upstream/supervised-http-upstream.js';
+import { childEnvironment } from '../../transports/stdio/child-env.js';
+import { SupervisedUpstream } from '../../transports/stdio/supervised-upstream.js';
+import { approvalsRoutes } from '../governance/approvals-routes.js';
+import type { AuditSink } from '../governance/audit-sink.js';
+import { GovernanceInterceptor } from '../governance/governance-interceptor.js';
+import { listAllTools } from '../governance/list-tools.js';
+import { ToolCatalog } from '../governance/tool-catalog.js';
+import { ServeResolver } from './serve-resolver.js';
+import {
+  type LinkFactory,
+  type LinkFactoryParams,
+  type SupervisedLink,
+  UpstreamManager,
+} from './upstream-manager.js';
+
+export interface ServeGatewayOptions {
+  readonly config: GatewayConfig;
+  readonly version: string;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly taps?: readonly Tap[];
+  readonly onSession?: (info: TraceSessionInfo) => void;
+  readonly authenticate?: Authenticate;
+  /** The audit ledger; undefined when it is disabled. */
+  readonly ledger?: AuditSink;
+  readonly routes?: readonly ExtraRoute[];
+  /** Builds links for upstream kinds other than stdio (the HTTP upstream client). */
+  readonly linkFactories?: Partial<Record<UpstreamConfig['transport'], LinkFactory>>;
+  /** The MEUP space's authentication (the gateway's authenticator) and where it records envelopes. */
+  readonly space?: { readonly authenticate?: GatewayAuthenticate; readonly trace?: SpaceTraceSink };
+}
+
+const STABLE_AFTER_MS = 30_000;
+
+export class ServeGateway {
+  readonly #o: ServeGatewayOptions;
+  readonly router: Router;
+  readonly upstreams: UpstreamManager;
+  readonly resolver: ServeResolver;
+  readonly http: McpHttpServer;
+  readonly policy: PolicyEngine;
+  /** Calls held for approval: shared by the HTTP approvals API and the MEUP space. */
+  readonly approvals: ApprovalRegistry;
+  readonly catalog: ToolCatalog;
+  /** The MEUP space on `/meup`; undefined when `space.enabled` is false. */
+  readonly space: ServeSpace | undefined;
+  readonly #sessionsStarted = new Map<string, number>();
+  /** One keep-alive pool per HTTP upstream, shared by all of its per-session connections. */
+  readonly #pools = new Map<string, ReturnType<typeof createUpstreamPool>>();
+  /** The era of each HTTP upstream once probed, so per-session connections probe it once. */
+  readonly #eras = new EraCache();
+
+  constructor(options: ServeGatewayOptions) {
+    this.#o = options;
+    const { config, logger, metrics } = options;
+    const taps = new TapBus(logger, metrics, options.taps ?? []);
+    this.catalog = new ToolCatalog((upstream, session) => this.#listTools(upstream, session));
+    // A server whose tool list changed may have new tools with other annotations: learn again.
+    // The tap names its one method, so that no other hop is built for it (`--no-trace` builds none).
+    taps.add({
+      name: 'tool-catalog',
+      methods: ['notifications/tools/list_changed'],
+      observe: (event) => {
+        if (event.upstream !== undefined && event.from.startsWith('server-')) {
+          this.catalog.forget(event.upstream);
+        }
+      },
+    });
+    // The resolver is created right after the router; the router only calls it once traffic flows.
+    let resolver: ServeResolver | undefined;
+    this.router = new Router({
+      resolver: {
+        resolve: (s, r) => resolver!.resolve(s, r),
+        notificationLinks: (s, n) => resolver!.notificationLinks(s, n),
+        sessionsFor: (l) => resolver!.sessionsFor(l),
+        notificationTargets: (l, n) => resolver!.notificationTargets(l, n),
+      },
+      logger,
+      metrics,
+      taps,
+      timeouts: {
+        requestTimeoutMs: config.timeouts.requestMs,
+        resetOnProgress: config.timeouts.resetOnProgress,
+        maxTotalTimeoutMs: config.timeouts.maxTotalMs,
+      },
+    });
+    this.upstreams = new UpstreamManager({
+      upstreams: config.upstreams,
+      router: this.router,
+      makeLink: (params) => this.#makeLink(params),
+      logger,
+      metrics,
+      gatewayVersion: options.version,
+      onSharedRestart: (name) => resolver?.upstreamRestarted(name),
+    });
+    resolver = new ServeResolver({
+      manager: this.upstreams,
+      router: this.router,
+      logger,
+      metrics,
+      gatewayVersion: options.version,
+      revisions: ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'],
+      onInitialized: (key) => this.#reportSession(key),
+    });
+    this.resolver = resolver;
+    this.policy = new PolicyEngine(config.policy);
+    this.approvals = new ApprovalRegistry({ timeoutMs: config.policy.approvals.timeoutMs });
+    const localIsTrusted = config.auth === undefined;
+    this.router.addInterceptor(
+      new GovernanceInterceptor({
+        policy: this.policy,
+        approvals: this.approvals,
+        catalog: this.catalog,
+        ...(options.ledger ? { ledger: options.ledger } : {}),
+        resolveName: (name) => resolver!.resolveName(name),
+        redact: createRedactor({
+          extraKeyPatterns: config.audit.redact.keys,
+          extraValuePatterns: config.audit.redact.patterns.map((p) => new RegExp(p, 'g')),
+        }),
+        localIsTrusted,
+        logger,
+        metrics,
+      }),
+    );
+    const store = new MemoryEventStore({
+      maxEventsPerSession: config.resumability.maxEventsPerSession,
+      maxEventAgeMs: config.resumability.maxEventAgeMs,
+    });
+    const hooks = {
+      opened: (key: string, endpoint: string) => {
+        resolver!.openSession(
+          key,
+          endpoint === '*' ? { kind: 'aggregate' } : { kind: 'single', upstream: endpoint },
+        );
+        this.#sessionsStarted.set(key, Date.now());
+        this.#reportSession(key);
+      },
+      closed: (key: string) => {
+        this.#reportSession(key, Date.now());
+        this.#sessionsStarted.delete(key);
+        resolver!.closeSession(key);
+        void this.upstreams.closeSession(key);
+      },
+    };
+    this.http = new McpHttpServer({
+      config,
+      router: this.router,
+      store,
+      upstreamNames: config.upstreams.map((u) => u.name),
+      logger,
+      metrics,
+      hooks,
+      ...(options.authenticate ? { authenticate: options.authenticate } : {}),
+      gatewayVersion: options.version,
+      modern: {
+        discover: (_endpoint, session) => resolver!.discover(session),
+        paramHeaders: (_endpoint, session, tool) => this.#paramHeaders(session, tool),
+        forwardsParamHeaders: (_endpoint, session, tool) => {
+          const target = this.resolver.targetOf(session, tool);
+          return target !== undefined && this.upstreams.eraOf(target.server, session) !== 'legacy';
+        },
+      },
+      routes: [
+        approvalsRoutes({
+          approvals: this.approvals,
+          policy: this.policy,
+          localIsTrusted,
+          ...(options.authenticate ? { authenticate: options.authenticate } : {}),
+        }),
+        ...(options.routes ?? []),
+      ],
+    });
+    this.space = config.space.enabled
+      ? new ServeSpace({
+          config,
+          router: this.router,
+          approvals: this.approvals,
+          sessions: { opened: hooks.opened, closed: hooks.closed },
+          ...(options.space?.authenticate ? { authenticate: options.space.authenticate } : {}),
+          ...(options.space?.trace ? { trace: options.space.trace } : {}),
+          logger,
+          metrics,
+        })
+      : undefined;
+    this.space?.attach(this.http.httpServer);
+  }
+
+  /** Starts the shared upstreams, then listens. Resolves with the bound address. */
+  async start(): Promise<AddressInfo> {
+    await this.upstreams.start();
+    return this.http.listen();
+  }
+
+  /** Stops accepting, ends every session, and shuts every upstream down. */
+  async close(): Promise<void> {
+    this.space?.close();
+    this.approvals.close();
+    await this.http.close();
+    await this.upstreams.close();
+    await Promise.all([...this.#pools.values()].map((pool) => pool.close().catch(() => undefined)));
+    this.router.close();
+  }
+
+  #makeLink(params: LinkFactoryParams): SupervisedLink {
+    const { config } = params;
+    const custom = this.#o.linkFactories?.[config.transport];
+    if (custom) return custom(params);
+    const backoff = {
+      initialMs: config.restart.initialDelayMs,
+      maxMs: config.restart.maxDelayMs,
+      stableMs: STABLE_AFTER_MS,
+    };
+    if (config.transport === 'http') {
+      let pool = this.#pools.get(config.name);
+      if (!pool) {
+        pool = createUpstreamPool(new URL(config.url));
+        this.#pools.set(config.name, pool);
+      }
+      return new SupervisedHttpUpstream({
+        router: this.router,
+        link: params.link,
+        http: {
+          name: config.name,
+          url: config.url,
+          headers: config.headers,
+          maxMessageBytes: config.maxMessageBytes,
+          dispatcher: pool,
+          era: config.era,
+          eraCache: this.#eras,
+        },
+        logger: this.#o.logger,
+        metrics: this.#o.metrics,
+        restart: config.restart.enabled,
+        maxRestarts: config.restart.maxRestarts,
+        backoff,
+        initialize: params.initialize,
+        onstop: params.onstop,
+      });
+    }
+    return new SupervisedUpstream({
+      router: this.router,
+      link: params.link,
+      child: {
+        name: config.name,
+        command: config.command,
+        args: config.args,
+        ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+        env: childEnvironment({ passEnv: config.passEnv, env: config.env }),
+        maxMessageBytes: config.maxMessageBytes,
+      },
+      logger: this.#o.logger,
+      metrics: this.#o.metrics,
+      restart: config.restart.enabled,
+      maxRestarts: config.restart.maxRestarts,
+      backoff,
+      initialize: params.initialize,
+      onstop: params.onstop,
+    });
+  }
+
+  /**
+   * The `x-mcp-header` parameters of a tool as a session's client names it, learning the
+   * upstream's tools first when they are not known yet.
+   */
+  async #paramHeaders(session: string, exposed: string) {
+    const target = this.resolver.targetOf(session, exposed);
+    if (!target) return undefined;
+    await this.catalog.ensure(target.server, session);
+    return this.catalog.paramHeaders(target.server, target.name);
+  }
+
+  /** The tools of an upstream as the session's connection to it lists them (all pages). */
+  async #listTools(upstream: string, session: string): Promise<readonly JsonObject[]> {
+    let lookup = this.upstreams.linkFor(upstream, session);
+    if (lookup.kind === 'pending') {
+      await lookup.ready;
+      lookup = this.upstreams.linkFor(upstream, session);
+    }
+    if (lookup.kind !== 'ready') return [];
+    return listAllTools(this.router, lookup.link, session);
+  }
+
+  #reportSession(key: string, endedAt?: number): void {
+    if (!this.#o.onSession) return;
+    const session = this.router.session(key);
+    const endpoint = this.resolver.endpointOf(key);
+    const info: { -readonly [K in keyof TraceSessionInfo]: TraceSessionInfo[K] } = {
+      key,
+      transport: session?.transport ?? 'http',
+      upstreams: endpoint?.kind === 'single' ? [endpoint.upstream] : this.upstreams.names,
+      startedAt: this.#sessionsStarted.get(key) ?? Date.now(),
+    };
+    if (endedAt !== undefined) info.endedAt = endedAt;
+    if (session?.mcpSessionId !== undefined) info.mcpSessionId = session.mcpSessionId;
+    if (session?.principal !== undefined) info.principal = session.principal;
+    if (session) info.protocolVersion = session.protocolVersion;
+    const clientInfo = session?.initializeParams?.clientInfo;
+    if (clientInfo && typeof clientInfo === 'object') info.clientInfo = clientInfo as Record<string, unknown>;
+    this.#o.onSession(info);
+  }
+}

@@ -1,0 +1,321 @@
+/**
+ * The upstream connections of `serve`. A `shared` upstream has one connection for every session,
+ * started and initialized by the gateway itself (as client `switchboard`, declaring the client
+ * capabilities it can route: sampling and elicitation). A `per-session` upstream gets its own
+ * connection for each client session, created on first need and initialized with that client's
+ * own `initialize` parameters, so the server sees the real client.
+ *
+ * Each connection is a router link under a supervisor that restarts it with backoff and
+ * re-initializes it before it carries traffic again.
+ */
+
+import type { UpstreamConfig } from '../../config/types.js';
+import type { LinkId, SessionKey } from '../../core/correlation-table.js';
+import type { UpstreamClose } from '../../core/ports.js';
+import type { Router } from '../../core/router.js';
+import { SbErrorCode } from '../../errors/switchboard-error.js';
+import { gatewayError } from '../../errors/to-jsonrpc-error.js';
+import type { Logger } from '../../observe/logger.js';
+import type { Metrics } from '../../observe/metrics.js';
+import type { JsonObject } from '../../protocol/jsonrpc/types.js';
+import { LATEST_LEGACY_REVISION } from '../../protocol/mcp/revisions.js';
+
+/** A started upstream connection whose lifecycle a supervisor owns. */
+export interface SupervisedLink {
+  start(): Promise<void>;
+  close(): Promise<void>;
+  /** The protocol era the upstream speaks, once known (stdio links are legacy: leave it out). */
+  readonly era?: 'modern' | 'legacy' | undefined;
+}
+
+export interface LinkFactoryParams {
+  readonly config: UpstreamConfig;
+  readonly link: LinkId;
+  /** Runs after each (re)start before traffic flows: the MCP handshake. */
+  readonly initialize: (restart: number) => Promise<void>;
+  /** The connection is gone for good. */
+  readonly onstop: (close: UpstreamClose) => void;
+}
+
+export type LinkFactory = (params: LinkFactoryParams) => SupervisedLink;
+
+export type InitializeResult = JsonObject & {
+  readonly protocolVersion?: string;
+  readonly capabilities?: JsonObject;
+  readonly serverInfo?: JsonObject;
+  readonly instructions?: string;
+};
+
+/**
+ * What the gateway declares to shared upstreams: the client capabilities it can route back to the
+ * session whose call caused the request. Not roots: roots belong to one client, and a shared server
+ * asking for them could not be told whose.
+ */
+export const GATEWAY_CLIENT_CAPABILITIES: JsonObject = { sampling: {}, elicitation: {} };
+
+interface Connection {
+  readonly link: LinkId;
+  readonly supervisor: SupervisedLink;
+  ready: Promise<InitializeResult>;
+  result?: InitializeResult;
+  stopped?: string;
+}
+
+interface Upstream {
+  readonly config: UpstreamConfig;
+  shared?: Connection;
+  readonly perSession: Map<SessionKey, Connection>;
+  /** The latest initialize result from any connection: the upstream's capabilities. */
+  known?: InitializeResult;
+}
+
+export type LinkLookup =
+  | { readonly kind: 'ready'; readonly link: LinkId }
+  | { readonly kind: 'pending'; readonly ready: Promise<unknown> }
+  | { readonly kind: 'down'; readonly reason: string };
+
+export interface UpstreamManagerOptions {
+  readonly upstreams: readonly UpstreamConfig[];
+  readonly router: Router;
+  readonly makeLink: LinkFactory;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  readonly gatewayVersion: string;
+  /** How long a client waits for an upstream's handshake before getting an error. */
+  readonly readyTimeoutMs?: number;
+  /** A shared upstream was restarted and initialized again (its sessions' settings must be resent). */
+  readonly onSharedRestart?: (name: string) => void;
+}
+
+export class UpstreamManager {
+  readonly #o: UpstreamManagerOptions;
+  readonly #upstreams = new Map<string, Upstream>();
+  /** Link id -> (upstream name, owning session for per-session links). */
+  readonly #links = new Map<LinkId, { upstream: string; session?: SessionKey }>();
+  #closed = false;
+  /** Per-session connections being closed: `close()` waits for them too. */
+  readonly #closing = new Set<Promise<void>>();
+
+  constructor(options: UpstreamManagerOptions) {
+    this.#o = options;
+    for (const config of options.upstreams)
+      this.#upstreams.set(config.name, { config, perSession: new Map() });
+  }
+
+  get names(): readonly string[] {
+    return [...this.#upstreams.keys()];
+  }
+
+  config(name: string): UpstreamConfig | undefined {
+    return this.#upstreams.get(name)?.config;
+  }
+
+  sharing(name: string): 'shared' | 'per-session' | undefined {
+    return this.#upstreams.get(name)?.config.sharing;
+  }
+
+  /** The upstream name and owning session behind a link id. */
+  describeLink(link: LinkId): { readonly upstream: string; readonly session?: SessionKey } | undefined {
+    return this.#links.get(link);
+  }
+
+  /** Starts every shared upstream. Resolves when each has finished its first handshake or failed. */
+  async start(): Promise<void> {
+    const starts: Promise<unknown>[] = [];
+    for (const upstream of this.#upstreams.values()) {
+      if (upstream.config.sharing !== 'shared') continue;
+      const connection = this.#connect(upstream, upstream.config.name, undefined, undefined);
+      upstream.shared = connection;
+      starts.push(connection.ready.catch(() => undefined));
+    }
+    await Promise.all(starts);
+  }
+
+  /** The link a session uses for `upstream`, creating a per-session connection if needed. */
+  linkFor(name: string, session: SessionKey, initializeParams?: JsonObject): LinkLookup {
+    const upstream = this.#upstreams.get(name);
+    if (!upstream) return { kind: 'down', reason: `no upstream named ${name}` };
+    let connection: Connection | undefined;
+    if (upstream.config.sharing === 'shared') connection = upstream.shared;
+    else {
+      connection = upstream.perSession.get(session);
+      if (!connection && !this.#closed) {
+        connection = this.#connect(upstream, `${name}@${session}`, session, initializeParams);
+        upstream.perSession.set(session, connection);
+      }
+    }
+    if (!connection) return { kind: 'down', reason: `upstream ${name} is not running` };
+    if (connection.stopped) return { kind: 'down', reason: connection.stopped };
+    if (connection.result && this.#o.router.linkState(connection.link) === 'ready')
+      return { kind: 'ready', link: connection.link };
+    return { kind: 'pending', ready: this.#withTimeout(connection.ready, name) };
+  }
+
+  /**
+   * The handshake result of the connection `session` uses for `name` (the shared one, or the
+   * session's own, created now if needed).
+   */
+  initializeResult(
+    name: string,
+    session: SessionKey,
+    initializeParams?: JsonObject,
+  ): Promise<InitializeResult> {
+    const lookup = this.linkFor(name, session, initializeParams);
+    if (lookup.kind === 'down')
+      return Promise.reject(gatewayError(SbErrorCode.UpstreamUnavailable, lookup.reason, { upstream: name }));
+    const upstream = this.#upstreams.get(name)!;
+    const connection =
+      upstream.config.sharing === 'shared' ? upstream.shared! : upstream.perSession.get(session)!;
+    return this.#withTimeout(connection.ready, name);
+  }
+
+  /** The capabilities of an upstream as last seen (undefined before any handshake succeeded). */
+  /** The era of the connection a session uses for an upstream, once it is known. */
+  eraOf(name: string, session: SessionKey): 'modern' | 'legacy' | undefined {
+    const upstream = this.#upstreams.get(name);
+    if (!upstream) return undefined;
+    if (upstream.config.transport === 'stdio') return 'legacy';
+    return (upstream.shared ?? upstream.perSession.get(session))?.supervisor.era;
+  }
+
+  known(name: string): InitializeResult | undefined {
+    return this.#upstreams.get(name)?.known;
+  }
+
+  /** Closes the per-session connections of a session that ended. */
+  async closeSession(session: SessionKey): Promise<void> {
+    const closing: Promise<void>[] = [];
+    for (const upstream of this.#upstreams.values()) {
+      const connection = upstream.perSession.get(session);
+      if (!connection) continue;
+      upstream.perSession.delete(session);
+      const done = connection.supervisor.close().catch(() => undefined);
+      this.#closing.add(done);
+      void done.finally(() => this.#closing.delete(done));
+      closing.push(done);
+    }
+    await Promise.all(closing);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const closing: Promise<void>[] = [];
+    for (const upstream of this.#upstreams.values()) {
+      if (upstream.shared) closing.push(upstream.shared.supervisor.close().catch(() => undefined));
+      for (const connection of upstream.perSession.values())
+        closing.push(connection.supervisor.close().catch(() => undefined));
+      upstream.perSession.clear();
+    }
+    // Sessions ended just before (the HTTP server ends them all first) may still be shutting down.
+    await Promise.all([...closing, ...this.#closing]);
+  }
+
+  #connect(
+    upstream: Upstream,
+    link: LinkId,
+    session: SessionKey | undefined,
+    initializeParams: JsonObject | undefined,
+  ): Connection {
+    const o = this.#o;
+    this.#links.set(
+      link,
+      session === undefined
+        ? { upstream: upstream.config.name }
+        : { upstream: upstream.config.name, session },
+    );
+    let settle: { resolve(r: InitializeResult): void; reject(e: unknown): void } = {
+      resolve() {},
+      reject() {},
+    };
+    const ready = new Promise<InitializeResult>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    // A rejection nobody awaits yet must not crash the process.
+    ready.catch(() => undefined);
+    const params: JsonObject = initializeParams ?? {
+      protocolVersion: LATEST_LEGACY_REVISION,
+      capabilities: GATEWAY_CLIENT_CAPABILITIES,
+      clientInfo: { name: 'switchboard', title: 'Switchboard MCP gateway', version: o.gatewayVersion },
+    };
+    const connection: Connection = {
+      link,
+      ready,
+      supervisor: o.makeLink({
+        config: upstream.config,
+        link,
+        initialize: async (restart) => {
+          const reply = await o.router.requestUpstream(link, 'initialize', params, {
+            bypassQueue: true,
+            ...(session ? { traceSession: session } : {}),
+          });
+          if ('error' in reply.response) {
+            throw gatewayError(
+              SbErrorCode.UpstreamProtocol,
+              `upstream ${upstream.config.name} refused initialize: ${reply.response.error.message}`,
+            );
+          }
+          const result = (reply.response.result ?? {}) as InitializeResult;
+          o.router.notifyUpstream(link, 'notifications/initialized', undefined, {
+            bypassQueue: true,
+            ...(session ? { traceSession: session } : {}),
+          });
+          connection.result = result;
+          upstream.known = result;
+          if (restart === 0) settle.resolve(result);
+          else {
+            o.logger.info({ upstream: upstream.config.name, restart }, 'upstream re-initialized');
+            // After the supervisor marks the link ready (it does so once this hook returns).
+            if (session === undefined) setImmediate(() => o.onSharedRestart?.(upstream.config.name));
+          }
+        },
+        onstop: (close) => {
+          connection.stopped = `upstream ${upstream.config.name} stopped: ${close.reason}`;
+          settle.reject(
+            gatewayError(SbErrorCode.UpstreamUnavailable, connection.stopped, {
+              upstream: upstream.config.name,
+            }),
+          );
+          this.#links.delete(link);
+        },
+      }),
+    };
+    connection.supervisor.start().catch((error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      connection.stopped = `upstream ${upstream.config.name} could not start: ${reason}`;
+      o.logger.error({ upstream: upstream.config.name, err: reason }, 'upstream could not start');
+      o.metrics.inc('upstream_start_failures_total', { upstream: upstream.config.name });
+      settle.reject(
+        gatewayError(SbErrorCode.UpstreamUnavailable, connection.stopped, { upstream: upstream.config.name }),
+      );
+    });
+    return connection;
+  }
+
+  #withTimeout<T>(promise: Promise<T>, name: string): Promise<T> {
+    const ms = this.#o.readyTimeoutMs ?? 30_000;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            gatewayError(
+              SbErrorCode.UpstreamUnavailable,
+              `upstream ${name} did not become ready within ${ms} ms`,
+              { upstream: name },
+            ),
+          ),
+        ms,
+      );
+      timer.unref();
+      promise.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+}

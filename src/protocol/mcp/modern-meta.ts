@@ -1,0 +1,39 @@
+/**
+ * The per-request `_meta` envelope of the 2026-07-28 revision. A request carrying the
+ * protocol-version key "claims" the modern era: that claim, not the method, is what tells a modern
+ * request from a legacy one on a dual-era endpoint.
+ */
+import type { JsonObject } from '../jsonrpc/types.js';
+import { MCP_REVISIONS } from './revisions.js';
+
+export const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
+export const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+/**
+ * The gateway's own key (not MCP): where the modern endpoint hands a client's `Mcp-Param-*` headers
+ * (lower-cased name to raw value) to a modern upstream's transport, which sends them unchanged and
+ * takes the key out of the body.
+ */
+export const META_FORWARD_HEADERS = 'switchboard.dev/forwardHeaders';
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The version a message's `_meta` envelope claims: undefined when there is no claim, the string
+ * when there is one, `null` for a claim that is not a string (malformed).
+ */
+export function envelopeClaim(message: unknown): string | null | undefined {
+  if (!isObject(message) || !isObject(message.params) || !isObject(message.params._meta)) return undefined;
+  const meta = message.params._meta;
+  if (!(META_VERSION in meta)) return undefined;
+  const value = meta[META_VERSION];
+  return typeof value === 'string' ? value : null;
+}
+
+/** Every revision the gateway serves, newest first (the `supported` list of -32022 errors). */
+export const SUPPORTED_NEWEST_FIRST: readonly string[] = [...MCP_REVISIONS].reverse();

@@ -1,0 +1,654 @@
+/**
+ * The Streamable HTTP endpoint for the session-based revisions (2025-03-26, 2025-06-18,
+ * 2025-11-25): POST carries client messages, GET opens the standalone SSE stream (or resumes one
+ * with Last-Event-ID), DELETE ends the session. The 2026-07-28 era is a sibling endpoint chosen by
+ * the server before this one is reached.
+ *
+ * Sessions, per seed 003 and the spec: the gateway mints a CSPRNG id on `initialize`; a
+ * client-provided `Mcp-Session-Id` is accepted and used (lenient mode) or must name a live session
+ * (strict mode: 400 without one, 404 for an unknown or ended one). A GET without an id gets a new
+ * session whose id is returned in the response header. A POST without an id in lenient mode is
+ * served in a one-off session that ends with the POST.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { runInRequestScope } from '../../../audit/request-scope.js';
+import type { ResumabilityConfig, ServerConfig, SessionsConfig } from '../../../config/types.js';
+import { type InboundItem, readInbound } from '../../../core/inbound.js';
+import type { Router } from '../../../core/router.js';
+import { newSessionKey } from '../../../core/session-key.js';
+import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
+import type { Logger } from '../../../observe/logger.js';
+import type { Metrics } from '../../../observe/metrics.js';
+import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
+import type { JsonRpcMessage, RequestId } from '../../../protocol/jsonrpc/types.js';
+import { envelopeClaim, SUPPORTED_NEWEST_FIRST } from '../../../protocol/mcp/modern-meta.js';
+import {
+  allowsBatch,
+  eraOf,
+  HTTP_DEFAULT_REVISION,
+  isKnownRevision,
+} from '../../../protocol/mcp/revisions.js';
+import { parseEventId } from '../events/event-id.js';
+import type { EventStore } from '../events/event-store.js';
+import { accepts, isJsonContentType } from './http-guards.js';
+import { HttpSession, type ResponseMode } from './http-session.js';
+import { readBody } from './read-body.js';
+import { sendJsonRpcError } from './responses.js';
+import type { SessionRegistry } from './session-registry.js';
+
+/** What the deployment does when a session starts and ends (routing state, upstream connections). */
+export interface SessionHooks {
+  opened(key: string, endpoint: string): void;
+  closed(key: string, reason: string): void;
+}
+
+export interface LegacyEndpointOptions {
+  readonly router: Router;
+  readonly registry: SessionRegistry;
+  readonly store: EventStore;
+  readonly hooks: SessionHooks;
+  readonly server: ServerConfig;
+  readonly sessions: SessionsConfig;
+  readonly resumability: ResumabilityConfig;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** One request as the server hands it to an endpoint. */
+export interface EndpointRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** `*` for the aggregated endpoint, else the upstream name. */
+  readonly endpoint: string;
+  readonly principal: string;
+  /** The principal's roles (policy matches on them). */
+  readonly roles: readonly string[];
+  readonly path: string;
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** MCP: a session id is visible ASCII (0x21-0x7E); the gateway also bounds its length. */
+const SESSION_ID = /^[\x21-\x7E]{1,1024}$/;
+
+function isInitialize(message: JsonRpcMessage): boolean {
+  return 'method' in message && message.method === 'initialize' && 'id' in message;
+}
+
+export class LegacyEndpoint {
+  readonly #o: LegacyEndpointOptions;
+
+  constructor(options: LegacyEndpointOptions) {
+    this.#o = options;
+  }
+
+  async handle(request: EndpointRequest): Promise<void> {
+    switch (request.req.method) {
+      case 'POST':
+        return this.#post(request);
+      case 'GET':
+        return this.#get(request);
+      case 'DELETE':
+        return this.#delete(request);
+      default:
+        request.res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
+    }
+  }
+
+  // ------------------------------------------------------------------ POST
+
+  async #post({ req, res, endpoint, principal, roles, path }: EndpointRequest): Promise<void> {
+    const o = this.#o;
+    if (!isJsonContentType(header(req, 'content-type'))) {
+      sendJsonRpcError(
+        res,
+        415,
+        JsonRpcCode.InvalidRequest,
+        'Unsupported Media Type: Content-Type must be application/json',
+      );
+      return;
+    }
+    const accept = header(req, 'accept');
+    if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
+      sendJsonRpcError(
+        res,
+        406,
+        JsonRpcCode.InvalidRequest,
+        'Not Acceptable: Accept must list both application/json and text/event-stream',
+      );
+      return;
+    }
+    const versionHeader = header(req, 'mcp-protocol-version');
+    const legacyHeader =
+      versionHeader === undefined || (isKnownRevision(versionHeader) && eraOf(versionHeader) === 'legacy');
+    const body = await readBody(req, o.server.maxBodyBytes);
+    if (body.kind === 'too-large') {
+      o.metrics.inc('http_rejected_total', { reason: 'too-large' });
+      sendJsonRpcError(
+        res,
+        413,
+        JsonRpcCode.MessageTooLarge,
+        `Payload Too Large: the body exceeds ${o.server.maxBodyBytes} bytes`,
+        null,
+        { connection: 'close' },
+      );
+      return;
+    }
+    if (body.kind === 'aborted') return;
+
+    const sessionId = header(req, 'mcp-session-id');
+    if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
+      sendJsonRpcError(
+        res,
+        400,
+        JsonRpcCode.InvalidRequest,
+        'Bad Request: Mcp-Session-Id must be 1 to 1024 visible ASCII characters',
+      );
+      return;
+    }
+    let session = sessionId === undefined ? undefined : o.registry.lookup(principal, sessionId);
+    const revision = session
+      ? (o.router.session(session.key)?.protocolVersion ?? HTTP_DEFAULT_REVISION)
+      : legacyHeader
+        ? (versionHeader ?? HTTP_DEFAULT_REVISION)
+        : HTTP_DEFAULT_REVISION;
+    const payload = readInbound(body.text, { allowBatch: allowsBatch(revision), revision });
+    if (payload.error) {
+      o.metrics.inc('http_rejected_total', {
+        reason: payload.error.code === JsonRpcCode.ParseError ? 'parse-error' : 'invalid-request',
+      });
+      sendJsonRpcError(res, 400, payload.error.code, payload.error.message);
+      return;
+    }
+    const valid = payload.items.filter(
+      (i): i is Extract<InboundItem, { kind: 'message' }> => i.kind === 'message',
+    );
+    if (!legacyHeader || valid.some((i) => envelopeClaim(i.message) !== undefined)) {
+      this.#refuseEra(res, versionHeader, valid);
+      return;
+    }
+    if (valid.length === 0) {
+      o.metrics.inc('http_rejected_total', { reason: 'invalid-request' });
+      const first = payload.items[0];
+      if (first?.kind === 'forward-error') {
+        // A broken response: the server waiting for it gets an error in its place, and the client
+        // is told its message was invalid.
+        if (session) {
+          const transport: HttpTransportContext = {
+            kind: 'http',
+            method: 'POST',
+            path,
+            headers: safeHeaders(req.headers),
+          };
+          for (const item of payload.items)
+            if (item.kind === 'forward-error')
+              this.#dispatch(session.key, principal, item.response, transport);
+        }
+        sendJsonRpcError(
+          res,
+          400,
+          JsonRpcCode.InvalidRequest,
+          first.response.error.message.replace(/^invalid response from the peer: /, ''),
+          first.response.id,
+        );
+      } else if (first?.kind === 'reply') {
+        sendJsonRpcError(
+          res,
+          400,
+          first.response.error.code,
+          first.response.error.message,
+          first.response.id,
+        );
+      } else
+        sendJsonRpcError(
+          res,
+          400,
+          first?.kind === 'drop' ? first.error.code : JsonRpcCode.InvalidRequest,
+          first?.kind === 'drop' ? first.error.message : 'Invalid Request',
+        );
+      return;
+    }
+    const initialize = valid.some((i) => isInitialize(i.message));
+    if (initialize && (payload.batch || valid.length > 1)) {
+      sendJsonRpcError(
+        res,
+        400,
+        JsonRpcCode.InvalidRequest,
+        'Invalid Request: initialize must not be part of a batch',
+      );
+      return;
+    }
+
+    // Which session this POST belongs to.
+    let ephemeral = false;
+    if (initialize) {
+      if (session) this.#end(session, 'the client initialized again with the same session id');
+      // Strict mode only serves ids the gateway minted; lenient mode accepts the client's (seed 003).
+      const opened = this.#open(
+        res,
+        principal,
+        roles,
+        endpoint,
+        o.sessions.mode === 'lenient' ? sessionId : undefined,
+        false,
+      );
+      if (!opened) return;
+      session = opened;
+    } else if (!session) {
+      if (sessionId === undefined) {
+        if (o.sessions.mode === 'strict') {
+          sendJsonRpcError(
+            res,
+            400,
+            JsonRpcCode.InvalidRequest,
+            'Bad Request: Mcp-Session-Id header is required',
+          );
+          return;
+        }
+        const opened = this.#open(res, principal, roles, endpoint, undefined, true);
+        if (!opened) return;
+        session = opened;
+        ephemeral = true;
+      } else if (o.sessions.mode === 'strict' || o.registry.wasEnded(principal, sessionId)) {
+        sendJsonRpcError(res, 404, JsonRpcCode.UpstreamClosed, 'Session not found: initialize a new session');
+        return;
+      } else {
+        const opened = this.#open(res, principal, roles, endpoint, sessionId, false);
+        if (!opened) return;
+        session = opened;
+      }
+    }
+    if (session.endpoint !== endpoint) {
+      sendJsonRpcError(res, 404, JsonRpcCode.UpstreamClosed, 'Session not found on this endpoint');
+      return;
+    }
+    session.lastActivity = Date.now();
+
+    const transport: HttpTransportContext = {
+      kind: 'http',
+      method: 'POST',
+      path,
+      headers: safeHeaders(req.headers),
+    };
+    const requests = valid.filter((i) => 'method' in i.message && 'id' in i.message);
+    const answerNow = payload.items.filter((i) => i.kind === 'reply');
+    const forward = payload.items.filter((i) => i.kind === 'forward-error');
+
+    if (requests.length === 0 && answerNow.length === 0) {
+      for (const item of valid) this.#dispatch(session.key, principal, item.message, transport, item.raw);
+      for (const item of forward)
+        if (item.kind === 'forward-error') this.#dispatch(session.key, principal, item.response, transport);
+      res.writeHead(202, this.#sessionHeaders(session, sessionId)).end();
+      if (ephemeral) this.#end(session, 'one-off session done');
+      return;
+    }
+
+    // Requests already waiting under the same id in this session are refused up front.
+    const duplicates = requests.filter((i) => session.hasPending((i.message as { id: RequestId }).id));
+    const ids: RequestId[] = [
+      ...requests.map((i) => (i.message as { id: RequestId }).id),
+      ...answerNow.map((i) => (i.kind === 'reply' ? (i.response.id ?? '') : '')),
+    ];
+    if (duplicates.length > 0 && !payload.batch) {
+      const id = (duplicates[0]!.message as { id: RequestId }).id;
+      sendJsonRpcError(
+        res,
+        400,
+        JsonRpcCode.InvalidRequest,
+        `Invalid Request: id ${JSON.stringify(id)} is already in use by a request in flight`,
+        id,
+      );
+      return;
+    }
+    let mode = this.#mode(valid.map((i) => i.message));
+    if (mode !== 'json' && session.openStreams >= o.sessions.maxStreamsPerSession) {
+      // At the stream limit the request is still served, as one JSON answer instead of a stream.
+      o.metrics.inc('http_sse_downgraded_total', { reason: 'stream-limit' });
+      mode = 'json';
+    }
+    const exchange = session.openExchange(
+      res,
+      ids,
+      mode,
+      payload.batch,
+      this.#sessionHeaders(session, sessionId),
+    );
+    if (ephemeral) session.onidle = () => this.#end(session, 'one-off session done');
+    for (const item of payload.items) {
+      if (item.kind === 'drop' && payload.batch)
+        session.addToExchange(exchange, { jsonrpc: '2.0', id: null, error: item.error });
+    }
+    for (const item of answerNow) {
+      if (item.kind === 'reply')
+        session.send(JSON.stringify(item.response), item.response, {
+          kind: 'response',
+          request: item.response.id ?? '',
+        });
+    }
+    for (const item of payload.items) {
+      if (item.kind === 'message') {
+        const message = item.message;
+        if ('id' in message && 'method' in message && duplicates.includes(item)) {
+          const error = {
+            jsonrpc: '2.0' as const,
+            id: message.id,
+            error: {
+              code: JsonRpcCode.InvalidRequest,
+              message: `Invalid Request: id ${JSON.stringify(message.id)} is already in use by a request in flight`,
+            },
+          };
+          session.send(JSON.stringify(error), error, { kind: 'response', request: message.id });
+          continue;
+        }
+        this.#dispatch(session.key, principal, message, transport, item.raw);
+      } else if (item.kind === 'forward-error') {
+        this.#dispatch(session.key, principal, item.response, transport);
+      }
+    }
+    if (exchange.done && ephemeral) this.#end(session, 'one-off session done');
+  }
+
+  /**
+   * A POST this endpoint must not serve as legacy: an MCP-Protocol-Version it does not know
+   * (-32022 with the supported list), or a body claiming the 2026-07-28 era (its `_meta` names a
+   * version) without the matching header (-32020: the header is required and must equal the claim).
+   */
+  #refuseEra(
+    res: ServerResponse,
+    versionHeader: string | undefined,
+    valid: readonly Extract<InboundItem, { kind: 'message' }>[],
+  ): void {
+    const claimed = valid.map((i) => envelopeClaim(i.message)).find((c) => c !== undefined);
+    const first = valid[0]?.message;
+    const id = first && 'id' in first ? first.id : null;
+    if (claimed === undefined || claimed === versionHeader) {
+      this.#o.metrics.inc('http_rejected_total', { reason: 'unsupported-version' });
+      const requested = String(versionHeader ?? claimed).slice(0, 100);
+      sendJsonRpcError(
+        res,
+        400,
+        JsonRpcCode.UnsupportedProtocolVersion,
+        `Unsupported protocol version ${JSON.stringify(requested)} (supported: ${SUPPORTED_NEWEST_FIRST.join(', ')})`,
+        id,
+        {},
+        { supported: SUPPORTED_NEWEST_FIRST, requested },
+      );
+      return;
+    }
+    this.#o.metrics.inc('http_rejected_total', { reason: 'header-mismatch' });
+    sendJsonRpcError(
+      res,
+      400,
+      JsonRpcCode.HeaderMismatch,
+      versionHeader === undefined
+        ? `Header mismatch: the body is a request of protocol version ${JSON.stringify(String(claimed).slice(0, 40))} (its _meta says so) but the required MCP-Protocol-Version header is absent`
+        : `Header mismatch: MCP-Protocol-Version is ${JSON.stringify(versionHeader.slice(0, 40))} but the body's _meta names ${JSON.stringify(String(claimed).slice(0, 40))}`,
+      id,
+    );
+  }
+
+  /**
+   * Hands one client message to the router inside its request scope (seed 002): the JSON-RPC id as
+   * request_id and the authenticated principal as client_id, read by the audit ledger.
+   */
+  #dispatch(
+    key: string,
+    principal: string,
+    message: JsonRpcMessage,
+    transport: HttpTransportContext,
+    raw?: string,
+  ): void {
+    const requestId = 'id' in message && 'method' in message ? message.id : undefined;
+    runInRequestScope({ requestId, clientId: principal }, () =>
+      this.#o.router.handleClientMessage(key, message, transport, raw),
+    );
+  }
+
+  #mode(messages: readonly JsonRpcMessage[]): ResponseMode {
+    const configured = this.#o.server.responseMode;
+    if (configured !== 'auto') return configured;
+    // SSE when something may come before the response: progress, or a tool that may ask the client.
+    for (const message of messages) {
+      if (!('method' in message) || !('id' in message)) continue;
+      if (
+        message.method === 'tools/call' ||
+        message.method === 'prompts/get' ||
+        message.method === 'resources/read'
+      )
+        return 'sse';
+      const params = message.params as { _meta?: { progressToken?: unknown } } | undefined;
+      if (params?._meta?.progressToken !== undefined) return 'sse';
+    }
+    return 'json';
+  }
+
+  // ------------------------------------------------------------------ GET
+
+  #get({ req, res, endpoint, principal, roles }: EndpointRequest): void {
+    const o = this.#o;
+    if (!accepts(header(req, 'accept'), 'text/event-stream')) {
+      sendJsonRpcError(
+        res,
+        406,
+        JsonRpcCode.InvalidRequest,
+        'Not Acceptable: Accept must include text/event-stream',
+      );
+      return;
+    }
+    const sessionId = header(req, 'mcp-session-id');
+    if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
+      sendJsonRpcError(
+        res,
+        400,
+        JsonRpcCode.InvalidRequest,
+        'Bad Request: Mcp-Session-Id must be 1 to 1024 visible ASCII characters',
+      );
+      return;
+    }
+    const lastEventId = header(req, 'last-event-id');
+    // Checked before any session is opened, so a refused GET leaves nothing behind.
+    if (lastEventId !== undefined && !parseEventId(lastEventId)) {
+      sendJsonRpcError(
+        res,
+        400,
+        JsonRpcCode.InvalidRequest,
+        'Bad Request: Last-Event-ID is not an event id of this gateway',
+      );
+      return;
+    }
+    let session = sessionId === undefined ? undefined : o.registry.lookup(principal, sessionId);
+    if (!session) {
+      if (sessionId === undefined && o.sessions.mode === 'strict') {
+        sendJsonRpcError(
+          res,
+          400,
+          JsonRpcCode.InvalidRequest,
+          'Bad Request: Mcp-Session-Id header is required',
+        );
+        return;
+      }
+      if (
+        sessionId !== undefined &&
+        (o.sessions.mode === 'strict' || o.registry.wasEnded(principal, sessionId))
+      ) {
+        sendJsonRpcError(res, 404, JsonRpcCode.UpstreamClosed, 'Session not found: initialize a new session');
+        return;
+      }
+      // Seed 003: a GET without a session id gets a generated one, returned in the response header.
+      const opened = this.#open(res, principal, roles, endpoint, sessionId, false);
+      if (!opened) return;
+      session = opened;
+    }
+    if (session.endpoint !== endpoint) {
+      sendJsonRpcError(res, 404, JsonRpcCode.UpstreamClosed, 'Session not found on this endpoint');
+      return;
+    }
+    if (session.openStreams >= o.sessions.maxStreamsPerSession) {
+      sendJsonRpcError(
+        res,
+        429,
+        JsonRpcCode.LimitExceeded,
+        `Too Many Requests: at most ${o.sessions.maxStreamsPerSession} open streams per session`,
+      );
+      return;
+    }
+    session.lastActivity = Date.now();
+    const headers = { 'mcp-session-id': session.mcpSessionId };
+    if (lastEventId === undefined) {
+      session.openGetStream(res, headers);
+      return;
+    }
+    const replay = o.store.replayAfter(session.key, lastEventId, Date.now());
+    if (!replay.ok) {
+      if (replay.reason === 'malformed') {
+        o.metrics.inc('http_resumptions_refused_total', { reason: replay.reason });
+        sendJsonRpcError(
+          res,
+          400,
+          JsonRpcCode.InvalidRequest,
+          'Bad Request: Last-Event-ID does not name an event this gateway can resume',
+        );
+        return;
+      }
+      // An unknown stream (its events all expired) and another session's stream are answered
+      // alike, so that an id reveals nothing about other sessions: the client is told that what
+      // it asked for is gone, and the connection continues as its GET stream.
+      o.metrics.inc('http_resumptions_with_gap_total');
+      session.resume(res, session.getStreamId, [], headers, this.#gapNotice(lastEventId));
+      return;
+    }
+    if (replay.gap) o.metrics.inc('http_resumptions_with_gap_total');
+    o.metrics.inc('http_resumptions_total');
+    session.resume(
+      res,
+      replay.streamId,
+      replay.events,
+      headers,
+      replay.gap ? this.#gapNotice(lastEventId) : undefined,
+    );
+  }
+
+  /**
+   * What a resuming client is told when events it asks for have left the store: an MCP log message
+   * (level warning) it can surface, never a silent skip.
+   */
+  #gapNotice(lastEventId: string): string {
+    return JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: {
+        level: 'warning',
+        logger: 'switchboard',
+        data: {
+          code: 'SB_EVENTS_LOST',
+          message: 'some events after Last-Event-ID are no longer kept by the gateway and cannot be replayed',
+          lastEventId,
+        },
+      },
+    });
+  }
+
+  // ------------------------------------------------------------------ DELETE
+
+  #delete({ req, res, principal, endpoint }: EndpointRequest): void {
+    const sessionId = header(req, 'mcp-session-id');
+    if (sessionId === undefined) {
+      sendJsonRpcError(
+        res,
+        400,
+        JsonRpcCode.InvalidRequest,
+        'Bad Request: Mcp-Session-Id header is required',
+      );
+      return;
+    }
+    const session = this.#o.registry.lookup(principal, sessionId);
+    if (!session || session.endpoint !== endpoint) {
+      sendJsonRpcError(res, 404, JsonRpcCode.UpstreamClosed, 'Session not found');
+      return;
+    }
+    this.#end(session, 'the client deleted the session');
+    res.writeHead(200).end();
+  }
+
+  // ------------------------------------------------------------------ sessions
+
+  #open(
+    res: ServerResponse,
+    principal: string,
+    roles: readonly string[],
+    endpoint: string,
+    mcpSessionId: string | undefined,
+    ephemeral: boolean,
+  ): HttpSession | undefined {
+    const o = this.#o;
+    if (!ephemeral) {
+      const admitted = o.registry.admit(principal);
+      if (!admitted.ok) {
+        o.metrics.inc('http_sessions_refused_total', { status: String(admitted.status) });
+        sendJsonRpcError(res, admitted.status, JsonRpcCode.LimitExceeded, admitted.reason);
+        return undefined;
+      }
+    }
+    const key = newSessionKey();
+    const session = new HttpSession({
+      key,
+      mcpSessionId: mcpSessionId ?? key,
+      principal,
+      endpoint,
+      ephemeral,
+      store: o.store,
+      metrics: o.metrics,
+      revision: () => o.router.session(key)?.protocolVersion ?? '',
+      retryMs: o.resumability.retryMs,
+      now: Date.now,
+      maxStreams: o.sessions.maxStreamsPerSession,
+    });
+    o.router.openSession({
+      key,
+      port: session,
+      transport: 'http',
+      transportContext: { kind: 'sse', streamId: session.getStreamId },
+      mcpSessionId: session.mcpSessionId,
+      principal,
+      roles,
+      protocolVersion: HTTP_DEFAULT_REVISION,
+    });
+    o.hooks.opened(key, endpoint);
+    if (!ephemeral) o.registry.add(session);
+    o.metrics.inc('http_sessions_opened_total', { kind: ephemeral ? 'one-off' : 'session' });
+    return session;
+  }
+
+  /** Ends a session: streams closed, in-flight work cancelled upstream, state released. */
+  #end(session: HttpSession, reason: string): void {
+    if (session.closed) return;
+    this.#o.registry.remove(session);
+    session.close();
+    this.#o.router.closeSession(session.key, reason);
+    this.#o.hooks.closed(session.key, reason);
+  }
+
+  /** Ends every session the registry says has expired (called by the server's sweep timer). */
+  sweep(now: number): number {
+    const expired = this.#o.registry.expired(now);
+    for (const session of expired)
+      this.#end(
+        session,
+        now - session.createdAt >= this.#o.sessions.maxAgeMs ? 'maximum age reached' : 'idle timeout',
+      );
+    return expired.length;
+  }
+
+  /** Ends every session (shutdown). */
+  endAll(reason: string): void {
+    for (const session of [...this.#o.registry.all()]) this.#end(session, reason);
+  }
+
+  #sessionHeaders(session: HttpSession, given: string | undefined): Record<string, string> {
+    if (!session.ephemeral) return { 'mcp-session-id': session.mcpSessionId };
+    return given === undefined ? {} : { 'mcp-session-id': given };
+  }
+}

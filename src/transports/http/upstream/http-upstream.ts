@@ -1,0 +1,235 @@
+/**
+ * The gateway's client for one MCP server reached over HTTP: the `UpstreamTransport` the router
+ * links to. It picks the wire protocol and hides switching between them:
+ *
+ * - `auto` (the default) goes by the era. With `era: 'auto'` it first probes (`era-probe.ts`: a
+ *   `server/discover`; the answer is kept in `eraCache` when given) and speaks 2026-07-28
+ *   (`modern-http.ts`) to a modern server. A legacy server (and `era: 'legacy'`, the default when
+ *   no era is given) gets Streamable HTTP; when the `initialize` POST gets 400, 404 or 405 it falls
+ *   back, as the spec asks, to the 2024-11-05 HTTP+SSE transport on the same URL and sends that
+ *   `initialize` again there. Anything sent meanwhile waits and follows in order. `era: 'modern'`
+ *   skips the probe and speaks 2026-07-28.
+ * - a known kind (`modern-http`, `streamable-http`, `sse`) skips every probe: the supervisor passes
+ *   the kind it learned on the first connection, so a restart does not probe again.
+ *
+ * One keep-alive `Pool` serves every era transport this object creates (unless a dispatcher is
+ * given) and is destroyed on close.
+ */
+import type { Dispatcher, Pool } from 'undici';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
+import type { HttpTransportContext } from '../../../envelope/message-context.js';
+import { isRequest, type JsonRpcMessage } from '../../../protocol/jsonrpc/types.js';
+import type { EraCache } from './era-cache.js';
+import { probeEra, type UpstreamEra } from './era-probe.js';
+import { createEraTransport, type EraTransport, type HttpUpstreamKind } from './era-transport.js';
+import { createUpstreamPool } from './http-connection.js';
+import type { InitializeRejection } from './legacy-streamable-http.js';
+import type { ModernHttpOptions } from './modern-http.js';
+import { UpstreamOutlet } from './upstream-outlet.js';
+
+/** The common options (and the 2026-07-28 transport's), plus which protocol to speak. */
+export interface HttpUpstreamTransportOptions extends ModernHttpOptions {
+  /** Which protocol to speak; `auto` (default) goes by `era`. */
+  readonly transport?: 'auto' | HttpUpstreamKind;
+  /**
+   * With `transport: 'auto'`: `auto` probes the era (once per endpoint when `eraCache` is given),
+   * `modern` speaks 2026-07-28 without probing, `legacy` (the default, the behaviour from before
+   * eras) speaks Streamable HTTP with the 2024-11-05 fallback. The configuration's default is `auto`.
+   */
+  readonly era?: 'auto' | UpstreamEra;
+  /** Where probed eras are remembered across transports (e.g. the supervisor's, or the gateway's). */
+  readonly eraCache?: EraCache;
+  /** Longest wait for the era probe's answer (default 10000 ms). */
+  readonly probeTimeoutMs?: number;
+}
+
+/** The `UpstreamTransport` of an HTTP upstream, whatever its protocol (see the file comment). */
+export class HttpUpstreamTransport implements UpstreamTransport {
+  onmessage?: (text: string, meta: InboundMeta) => void;
+  onclose?: (close: UpstreamClose) => void;
+  onerror?: (error: Error) => void;
+
+  readonly #o: HttpUpstreamTransportOptions;
+  readonly #url: URL;
+  readonly #pool: Pool | undefined;
+  readonly #dispatcher: Dispatcher;
+  readonly #context: HttpTransportContext;
+  readonly #out: UpstreamOutlet;
+  #inner: EraTransport | undefined;
+  /** Messages held while the fallback transport connects. */
+  #held: { json: string; message: JsonRpcMessage }[] | undefined;
+  #starting: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: HttpUpstreamTransportOptions) {
+    this.#o = options;
+    this.#url = typeof options.url === 'string' ? new URL(options.url) : options.url;
+    this.#pool = options.dispatcher ? undefined : createUpstreamPool(this.#url, options.maxConnections);
+    this.#dispatcher = options.dispatcher ?? (this.#pool as Pool);
+    this.#context = {
+      kind: 'http',
+      method: 'POST',
+      path: this.#url.pathname + this.#url.search,
+      headers: {},
+    };
+    this.#out = new UpstreamOutlet(this, {
+      name: options.name,
+      logger: options.logger,
+      metrics: options.metrics,
+      context: this.#context,
+    });
+  }
+
+  /** The protocol in use: known after `start()`, and final once `initialize` was answered. */
+  get kind(): HttpUpstreamKind | undefined {
+    return this.#inner?.kind;
+  }
+
+  /** The upstream session id (Streamable HTTP), once the server set one. */
+  get sessionId(): string | undefined {
+    return this.#inner?.sessionId;
+  }
+
+  /** The negotiated protocol version (Streamable HTTP), once `initialize` was answered. */
+  get protocolVersion(): string | undefined {
+    return this.#inner?.protocolVersion;
+  }
+
+  /** Describes the link for the router. */
+  get transportContext(): HttpTransportContext {
+    return this.#context;
+  }
+
+  /**
+   * Prepares the transport of the configured kind. Streamable HTTP connects on the first message;
+   * HTTP+SSE opens its stream now and rejects when it cannot.
+   */
+  start(): Promise<void> {
+    this.#starting ??= this.#begin(this.#o.transport ?? 'auto');
+    return this.#starting;
+  }
+
+  send(json: string, message: JsonRpcMessage): void {
+    if (this.#held) {
+      this.#held.push({ json, message });
+      return;
+    }
+    const inner = this.#inner;
+    if (inner) inner.send(json, message);
+    else
+      this.#out.fail(isRequest(message) ? message.id : undefined, `upstream ${this.#o.name} is not started`);
+  }
+
+  /** Closes the era transport (DELETE of the session, streams aborted), then `onclose`. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #begin(requested: 'auto' | HttpUpstreamKind): Promise<void> {
+    let kind = requested;
+    if (kind === 'auto' && (await this.#era()) === 'modern') kind = 'modern-http';
+    // Closed while the probe ran: nothing to connect any more.
+    if (this.#out.closed) return;
+    const inner =
+      kind === 'auto'
+        ? this.#create('streamable-http', { onInitializeRejected: (rejection) => this.#fallBack(rejection) })
+        : this.#create(kind, kind === 'modern-http' ? { onDiscoverFailed: () => this.#doubtEra() } : {});
+    await inner.start();
+  }
+
+  /** The era to speak: the configured one, else the cached one, else the probe's (then cached). */
+  async #era(): Promise<UpstreamEra> {
+    const o = this.#o;
+    const wanted = o.era ?? 'legacy';
+    if (wanted !== 'auto') return wanted;
+    const cached = o.eraCache?.get(this.#url);
+    if (cached) return cached;
+    const verdict = await probeEra({
+      name: o.name,
+      url: this.#url,
+      dispatcher: this.#dispatcher,
+      ...(o.headers ? { headers: o.headers } : {}),
+      ...(o.probeTimeoutMs === undefined ? {} : { timeoutMs: o.probeTimeoutMs }),
+    });
+    o.metrics.inc('upstream_era_probes_total', { upstream: o.name, era: verdict.era });
+    o.logger.info({ upstream: o.name, era: verdict.era, reason: verdict.reason }, 'upstream era detected');
+    o.eraCache?.set(this.#url, verdict.era);
+    return verdict.era;
+  }
+
+  /** A connection built on the cached era failed early: the next one probes again. */
+  #doubtEra(): void {
+    if (this.#o.era === 'auto') this.#o.eraCache?.forget(this.#url);
+  }
+
+  #create(kind: HttpUpstreamKind, hooks: Parameters<typeof createEraTransport>[2] = {}): EraTransport {
+    const inner = createEraTransport(
+      kind,
+      { ...this.#o, url: this.#url, dispatcher: this.#dispatcher },
+      hooks,
+    );
+    inner.onmessage = (text, meta) => this.#out.deliver(text, meta);
+    inner.onerror = (error) => {
+      if (this.onerror) this.onerror(error);
+      else this.#o.logger.warn({ upstream: this.#o.name, err: error.message }, 'upstream transport error');
+    };
+    inner.onclose = (close) => {
+      if (inner !== this.#inner) return;
+      this.#out.finish(close);
+      void this.#pool?.destroy().catch(() => {});
+    };
+    this.#inner = inner;
+    return inner;
+  }
+
+  /** The server refused Streamable HTTP's `initialize`: retry it over 2024-11-05 HTTP+SSE. */
+  #fallBack(rejection: InitializeRejection): void {
+    if (this.#out.closed) return;
+    const o = this.#o;
+    o.metrics.inc('upstream_http_fallbacks_total', { upstream: o.name });
+    o.logger.info(
+      { upstream: o.name, status: rejection.status },
+      'initialize refused; falling back to the 2024-11-05 HTTP+SSE transport',
+    );
+    const previous = this.#inner;
+    if (previous) {
+      previous.onmessage = undefined;
+      previous.onclose = undefined;
+      previous.onerror = undefined;
+      void previous.close();
+    }
+    const held: { json: string; message: JsonRpcMessage }[] = [
+      { json: rejection.json, message: rejection.message },
+    ];
+    this.#held = held;
+    const sse = this.#create('sse');
+    sse.start().then(
+      () => {
+        this.#held = undefined;
+        if (this.#out.closed) return;
+        for (const item of held) sse.send(item.json, item.message);
+      },
+      (error: unknown) => {
+        this.#held = undefined;
+        this.#doubtEra();
+        const reason = error instanceof Error ? error.message : String(error);
+        const detail = rejection.detail ? ` (${rejection.detail})` : '';
+        for (const item of held) {
+          this.#out.fail(
+            isRequest(item.message) ? item.message.id : undefined,
+            `upstream ${o.name} refused the Streamable HTTP initialize with HTTP ${rejection.status}${detail}, and the 2024-11-05 HTTP+SSE fallback failed: ${reason}`,
+            rejection.status,
+          );
+        }
+      },
+    );
+  }
+
+  async #shutdown(): Promise<void> {
+    const inner = this.#inner;
+    if (inner) await inner.close();
+    this.#out.finish({ reason: 'closed' });
+    await this.#pool?.destroy().catch(() => {});
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * The upstream client for MCP servers that speak only the 2024-11-05 HTTP+SSE transport: one GET
+ * stream carries everything the server sends (as `message` events), and the client POSTs each of
+ * its messages to the URI the server named in its first, `endpoint`, event.
+ *
+ * - `start()` opens the stream and resolves once the endpoint is known. The endpoint must be on the
+ *   URL's origin: the configured headers (an API key) are never sent anywhere else.
+ * - The session lives as long as that one connection: when it ends, the transport closes (the
+ *   supervisor re-initializes on a new one). There is no resumption in this revision.
+ * - This transport cannot tell which request a server message relates to, so messages carry no
+ *   `relatedUpstreamId`; the router falls back to its other attribution rules.
+ * - A POST that fails (network error, non-2xx) fails its request with a synthesized error.
+ */
+import type { Dispatcher } from 'undici';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
+import type { HttpTransportContext } from '../../../envelope/message-context.js';
+import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error.js';
+import { isRequest, type JsonRpcMessage, type RequestId } from '../../../protocol/jsonrpc/types.js';
+import { judgeOversized } from '../../oversized.js';
+import { type SseEvent, SseParser } from '../sse/sse-parser.js';
+import { describeNetworkError } from './describe-error.js';
+import { HttpConnection } from './http-connection.js';
+import {
+  type HttpUpstreamOptions,
+  type ResolvedHttpUpstreamOptions,
+  resolveHttpUpstreamOptions,
+} from './http-upstream-options.js';
+import { configuredHeaders, POST_ACCEPT, STREAM_ACCEPT } from './request-headers.js';
+import { discardBody, mediaTypeOf, readErrorDetail } from './response-body.js';
+import { isEmptyData, pumpSse } from './sse-body.js';
+import { sseContext } from './sse-context.js';
+import { UpstreamOutlet } from './upstream-outlet.js';
+
+/** The stream id in the trace of messages from the 2024-11-05 stream. */
+const STREAM_ID = 'sse';
+
+/** The 2024-11-05 HTTP+SSE transport (see the file comment for the contract). */
+export class LegacySseTransport implements UpstreamTransport {
+  onmessage?: (text: string, meta: InboundMeta) => void;
+  onclose?: (close: UpstreamClose) => void;
+  onerror?: (error: Error) => void;
+
+  readonly #o: ResolvedHttpUpstreamOptions;
+  readonly #http: HttpConnection;
+  readonly #base: Record<string, string>;
+  readonly #postHeaders: Record<string, string>;
+  readonly #context: HttpTransportContext;
+  readonly #out: UpstreamOutlet;
+  #endpointPath: string | undefined;
+  #starting: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: HttpUpstreamOptions) {
+    this.#o = resolveHttpUpstreamOptions(options);
+    this.#http = new HttpConnection(this.#o.url, options.dispatcher, options.maxConnections);
+    this.#base = configuredHeaders(options.headers);
+    this.#postHeaders = { ...this.#base, accept: POST_ACCEPT, 'content-type': 'application/json' };
+    this.#context = {
+      kind: 'http',
+      method: 'GET',
+      path: this.#o.url.pathname + this.#o.url.search,
+      headers: {},
+    };
+    this.#out = new UpstreamOutlet(this, {
+      name: this.#o.name,
+      logger: this.#o.logger,
+      metrics: this.#o.metrics,
+      context: this.#context,
+    });
+  }
+
+  /** The era-specific kind, as the factory names it. */
+  get kind(): 'sse' {
+    return 'sse';
+  }
+
+  /** Describes the link for the router (the SSE stream's URL path). */
+  get transportContext(): HttpTransportContext {
+    return this.#context;
+  }
+
+  /** The path messages are POSTed to, once the server named it. */
+  get endpoint(): string | undefined {
+    return this.#endpointPath;
+  }
+
+  /**
+   * Opens the stream and waits for the `endpoint` event. Rejects with SB_UPSTREAM_UNAVAILABLE when
+   * the stream cannot be opened, ends first, or names no usable endpoint in time.
+   */
+  start(): Promise<void> {
+    this.#starting ??= this.#open();
+    return this.#starting;
+  }
+
+  send(json: string, message: JsonRpcMessage): void {
+    if (this.#out.closed) {
+      this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
+      return;
+    }
+    const id = isRequest(message) ? message.id : undefined;
+    const path = this.#endpointPath;
+    if (path === undefined) {
+      this.#out.fail(id, `upstream ${this.#o.name} is not connected yet (no endpoint event)`);
+      return;
+    }
+    this.#post(path, json, id).catch((error: unknown) =>
+      this.#out.report(`POST failed unexpectedly: ${String(error)}`),
+    );
+  }
+
+  /** Ends the stream (which ends the 2024-11-05 session), then `onclose`. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #open(): Promise<void> {
+    let endpointKnown: (() => void) | undefined;
+    let endpointFailed: ((error: Error) => void) | undefined;
+    const endpoint = new Promise<void>((resolve, reject) => {
+      endpointKnown = resolve;
+      endpointFailed = reject;
+    });
+    const unavailable = (message: string, status?: number): SwitchboardError =>
+      new SwitchboardError(
+        SbErrorCode.UpstreamUnavailable,
+        message,
+        status === undefined ? undefined : { details: { status } },
+      );
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#http.request({
+        method: 'GET',
+        path: this.#context.path,
+        headers: { ...this.#base, accept: STREAM_ACCEPT },
+        headersTimeoutMs: this.#o.endpointTimeoutMs,
+        bodyTimeoutMs: this.#o.streamIdleTimeoutMs,
+      });
+    } catch (error) {
+      throw unavailable(
+        `cannot open the SSE stream of upstream ${this.#o.name}: ${describeNetworkError(error)}`,
+      );
+    }
+    const { statusCode: status, headers, body } = response;
+    if (status < 200 || status >= 300 || mediaTypeOf(headers) !== 'text/event-stream') {
+      const detail =
+        status >= 200 && status < 300
+          ? `content type ${mediaTypeOf(headers) || 'none'}`
+          : await readErrorDetail(body);
+      discardBody(body);
+      throw unavailable(
+        `the SSE stream of upstream ${this.#o.name} was refused: HTTP ${status}${detail ? ` (${detail})` : ''}`,
+        status,
+      );
+    }
+    const parser = new SseParser(
+      {
+        onEvent: (event) => {
+          if (event.type === 'endpoint') {
+            const error = this.#adoptEndpoint(event.data);
+            if (error) endpointFailed?.(unavailable(error));
+            else endpointKnown?.();
+          } else this.#message(event);
+        },
+        onOversized: (head, chars) => this.#oversized(head, chars),
+      },
+      { maxEventChars: this.#o.maxMessageBytes },
+    );
+    void pumpSse(body, parser).then((end) => {
+      const reason =
+        end.kind === 'ended'
+          ? 'the upstream SSE stream ended'
+          : `the upstream SSE stream broke: ${describeNetworkError(end.error)}`;
+      endpointFailed?.(unavailable(`${reason} before naming its endpoint`));
+      this.#ended(reason);
+    });
+    const timer = setTimeout(
+      () =>
+        endpointFailed?.(
+          unavailable(`upstream ${this.#o.name} named no endpoint within ${this.#o.endpointTimeoutMs} ms`),
+        ),
+      this.#o.endpointTimeoutMs,
+    );
+    try {
+      await endpoint;
+    } catch (error) {
+      this.#http.abort();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Takes the first `endpoint` event; returns why it is unusable, if it is. */
+  #adoptEndpoint(data: string): string | undefined {
+    if (this.#endpointPath !== undefined) {
+      this.#o.logger.debug({ upstream: this.#o.name }, 'a second endpoint event was ignored');
+      return undefined;
+    }
+    let url: URL;
+    try {
+      url = new URL(data.trim(), this.#o.url);
+    } catch {
+      return `upstream ${this.#o.name} named an invalid endpoint`;
+    }
+    if (url.origin !== this.#o.url.origin)
+      return `upstream ${this.#o.name} named an endpoint on another origin (${url.origin})`;
+    this.#endpointPath = url.pathname + url.search;
+    return undefined;
+  }
+
+  #message(event: SseEvent): void {
+    if (event.type !== 'message' || isEmptyData(event.data)) return;
+    this.#out.deliver(event.data, { transport: sseContext(STREAM_ID, event.lastEventId) });
+  }
+
+  #oversized(head: string, chars: number): void {
+    this.#o.metrics.inc('oversized_messages_total', { side: 'upstream', upstream: this.#o.name });
+    this.#o.logger.warn(
+      { upstream: this.#o.name, bytes: chars, limit: this.#o.maxMessageBytes },
+      'upstream message too large; dropped',
+    );
+    const verdict = judgeOversized(head, chars, this.#o.maxMessageBytes);
+    if (verdict.kind === 'response')
+      this.#out.deliver(JSON.stringify(verdict.replacement), { transport: sseContext(STREAM_ID, '') });
+    else if (verdict.kind === 'request') this.send(JSON.stringify(verdict.reply), verdict.reply);
+  }
+
+  async #post(path: string, json: string, id: RequestId | undefined): Promise<void> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#http.request({
+        method: 'POST',
+        path,
+        headers: this.#postHeaders,
+        body: json,
+        headersTimeoutMs: this.#o.streamIdleTimeoutMs,
+        bodyTimeoutMs: this.#o.streamIdleTimeoutMs,
+      });
+    } catch (error) {
+      this.#out.fail(id, `POST to upstream ${this.#o.name} failed: ${describeNetworkError(error)}`);
+      return;
+    }
+    const { statusCode: status, body } = response;
+    if (status >= 200 && status < 300) {
+      discardBody(body);
+      return;
+    }
+    const detail = await readErrorDetail(body);
+    this.#o.metrics.inc('upstream_http_errors_total', { upstream: this.#o.name, status: String(status) });
+    this.#out.fail(
+      id,
+      `upstream ${this.#o.name} answered HTTP ${status}${detail ? `: ${detail}` : ''}`,
+      status,
+    );
+  }
+
+  /** The stream is gone, and the 2024-11-05 session with it. */
+  #ended(reason: string): void {
+    if (this.#out.closed || this.#endpointPath === undefined) return;
+    this.#o.logger.warn({ upstream: this.#o.name }, reason);
+    this.#out.finish({ reason });
+    void this.#http.release();
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#out.stop();
+    await this.#http.release();
+    this.#out.finish({ reason: 'closed' });
+  }
+}

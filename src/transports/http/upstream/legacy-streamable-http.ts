@@ -1,0 +1,446 @@
+/**
+ * The upstream client for MCP servers over Streamable HTTP with sessions: revisions 2025-03-26,
+ * 2025-06-18 and 2025-11-25 (the spec's "legacy" era).
+ *
+ * - Every message is one POST (`Accept: application/json, text/event-stream`); a request's answer
+ *   is JSON (one message or a batch) or an SSE stream of related messages ending with the response.
+ *   Each message a POST stream carries is delivered with `relatedUpstreamId` = that request's id.
+ * - The gateway's first request is its `initialize`: the transport watches it to learn the
+ *   `Mcp-Session-Id` (sent on every later request) and the negotiated `protocolVersion` (sent as
+ *   `MCP-Protocol-Version`). After `notifications/initialized` it opens the standalone GET stream.
+ * - An SSE answer that ends before its response is resumed by GET with `Last-Event-ID` after the
+ *   server's `retry` (priming events carry the cursor), a bounded number of times
+ *   (`answer-stream.ts`); the GET stream is kept open until close (`standalone-stream.ts`).
+ * - A request never hangs on a transport failure: a failed POST, a stream that cannot be resumed or
+ *   an oversized answer produce an error response for its id.
+ * - 404 to a request that carried the session id: the session is gone; `onclose` reports it and the
+ *   supervisor re-initializes on a new transport.
+ * - `onInitializeRejected` lets the owner fall back to the 2024-11-05 transport when the
+ *   `initialize` POST gets 400, 404 or 405 (see `http-upstream.ts`).
+ */
+import type { Dispatcher } from 'undici';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
+import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
+import {
+  idKey,
+  isRequest,
+  type JsonObject,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type RequestId,
+} from '../../../protocol/jsonrpc/types.js';
+import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
+import { type Flight, followAnswerStream } from './answer-stream.js';
+import { describeNetworkError } from './describe-error.js';
+import { HttpConnection } from './http-connection.js';
+import {
+  type HttpUpstreamOptions,
+  type ResolvedHttpUpstreamOptions,
+  resolveHttpUpstreamOptions,
+} from './http-upstream-options.js';
+import { configuredHeaders, isValidSessionId, POST_ACCEPT, STREAM_ACCEPT } from './request-headers.js';
+import {
+  declaredLengthOf,
+  discardBody,
+  headerValue,
+  mediaTypeOf,
+  type ResponseBody,
+  type ResponseHeaders,
+  readBodyText,
+  readErrorDetail,
+} from './response-body.js';
+import { findResponse, negotiatedVersion } from './response-watch.js';
+import { isEmptyData } from './sse-body.js';
+import { runStandaloneStream } from './standalone-stream.js';
+import type { StreamHost } from './stream-host.js';
+import { tooLargeResponse } from './synthesized-response.js';
+import { UpstreamOutlet } from './upstream-outlet.js';
+
+/** The `initialize` POST was refused with a status that calls for the 2024-11-05 fallback. */
+export interface InitializeRejection {
+  readonly status: number;
+  /** What the error body said, if anything. */
+  readonly detail?: string;
+  /** The refused `initialize`, to be sent again on the fallback transport. */
+  readonly json: string;
+  readonly message: JsonRpcRequest;
+}
+
+/** The common options, plus the hook the fallback to 2024-11-05 hangs on. */
+export interface LegacyStreamableHttpOptions extends HttpUpstreamOptions {
+  /**
+   * Called instead of failing the `initialize` when its POST gets 400, 404 or 405 (MCP's signal
+   * for a 2024-11-05 server). The transport does nothing more with that request.
+   */
+  readonly onInitializeRejected?: (rejection: InitializeRejection) => void;
+}
+
+/** Statuses of the `initialize` POST that mean "try the 2024-11-05 HTTP+SSE transport". */
+export const FALLBACK_STATUSES: ReadonlySet<number> = new Set([400, 404, 405]);
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+/** Streamable HTTP with sessions, 2025-03-26..2025-11-25 (see the file comment for the contract). */
+export class LegacyStreamableHttpTransport implements UpstreamTransport {
+  onmessage?: (text: string, meta: InboundMeta) => void;
+  onclose?: (close: UpstreamClose) => void;
+  onerror?: (error: Error) => void;
+
+  readonly #o: ResolvedHttpUpstreamOptions;
+  readonly #onInitializeRejected: ((rejection: InitializeRejection) => void) | undefined;
+  readonly #http: HttpConnection;
+  readonly #path: string;
+  readonly #base: Record<string, string>;
+  readonly #context: HttpTransportContext;
+  #postHeaders: Record<string, string>;
+  #streamHeaders: Record<string, string>;
+  #sessionHeaders: Record<string, string>;
+  #sessionId: string | undefined;
+  #protocolVersion: string | undefined;
+  /** The gateway's `initialize`, once seen going out; undefined again once its answer is in. */
+  #initialize: JsonRpcRequest | undefined;
+  #initializeSeen = false;
+  #standaloneOpened = false;
+  #streamCounter = 0;
+  /** Requests whose POST is being handled, by id key. */
+  readonly #flights = new Map<string, Flight>();
+  readonly #out: UpstreamOutlet;
+  readonly #host: StreamHost;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: LegacyStreamableHttpOptions) {
+    this.#o = resolveHttpUpstreamOptions(options);
+    this.#onInitializeRejected = options.onInitializeRejected;
+    this.#http = new HttpConnection(this.#o.url, options.dispatcher, options.maxConnections);
+    this.#path = this.#o.url.pathname + this.#o.url.search;
+    this.#base = configuredHeaders(options.headers);
+    this.#context = { kind: 'http', method: 'POST', path: this.#path, headers: {} };
+    this.#out = new UpstreamOutlet(this, {
+      name: this.#o.name,
+      logger: this.#o.logger,
+      metrics: this.#o.metrics,
+      context: this.#context,
+    });
+    this.#host = {
+      options: this.#o,
+      http: this.#http,
+      out: this.#out,
+      get: (lastEventId) => this.#get(lastEventId),
+      hasSession: () => this.#sessionId !== undefined,
+      expired: () => this.#expired(),
+      send: (json, message) => this.send(json, message),
+      countOversized: (bytes) => this.#countOversized(bytes),
+    };
+    this.#sessionHeaders = this.#base;
+    this.#postHeaders = {};
+    this.#streamHeaders = {};
+    this.#rebuildHeaders();
+  }
+
+  /** The era-specific kind, as the factory names it. */
+  get kind(): 'streamable-http' {
+    return 'streamable-http';
+  }
+
+  /** The upstream's session id, once its `initialize` answer set one. */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  /** The negotiated protocol version, once the `initialize` response was read. */
+  get protocolVersion(): string | undefined {
+    return this.#protocolVersion;
+  }
+
+  /** Describes the link for the router (method and path of the endpoint). */
+  get transportContext(): HttpTransportContext {
+    return this.#context;
+  }
+
+  /** Nothing to connect before the first POST: HTTP connections open on demand. */
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  send(json: string, message: JsonRpcMessage): void {
+    if (this.#out.closed) {
+      this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
+      return;
+    }
+    if ('method' in message) {
+      if ('id' in message) {
+        if (message.method === 'initialize' && !this.#initializeSeen) {
+          this.#initializeSeen = true;
+          this.#initialize = message;
+        }
+      } else if (message.method === 'notifications/cancelled') {
+        const cancelled = cancelledRequestId(message);
+        const flight = cancelled === undefined ? undefined : this.#flights.get(idKey(cancelled));
+        if (flight) flight.cancelled = true;
+      }
+    }
+    this.#post(json, message).catch((error: unknown) =>
+      this.#out.report(`POST failed unexpectedly: ${String(error)}`),
+    );
+  }
+
+  /** DELETEs the session (if any), stops every stream, then `onclose`. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  // ---------------------------------------------------------------- POST
+
+  async #post(json: string, message: JsonRpcMessage): Promise<void> {
+    const request = isRequest(message) ? message : undefined;
+    if (request === undefined) return this.#exchange(json, message, undefined, undefined);
+    // Registered before the first await, so a cancellation sent right after is seen.
+    const key = idKey(request.id);
+    const flight: Flight = { cancelled: false, answered: false };
+    this.#flights.set(key, flight);
+    try {
+      await this.#exchange(json, message, request, flight);
+    } finally {
+      if (this.#flights.get(key) === flight) this.#flights.delete(key);
+    }
+  }
+
+  async #exchange(
+    json: string,
+    message: JsonRpcMessage,
+    request: JsonRpcRequest | undefined,
+    flight: Flight | undefined,
+  ): Promise<void> {
+    const id = request?.id;
+    const initialize = request !== undefined && request === this.#initialize;
+    const carriedSession = this.#sessionId !== undefined;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.#http.request({
+        method: 'POST',
+        path: this.#path,
+        headers: this.#postHeaders,
+        body: json,
+        // The router owns request deadlines: a JSON-answering server may take long to reply.
+        headersTimeoutMs: 0,
+        bodyTimeoutMs: this.#o.streamIdleTimeoutMs,
+      });
+    } catch (error) {
+      this.#out.fail(id, `POST to upstream ${this.#o.name} failed: ${describeNetworkError(error)}`);
+      return;
+    }
+    const { statusCode: status, headers, body } = response;
+    if (status === 404 && carriedSession) {
+      discardBody(body);
+      this.#expired();
+      return;
+    }
+    if (!isSuccess(status)) {
+      const detail = await readErrorDetail(body);
+      if (initialize && FALLBACK_STATUSES.has(status) && this.#onInitializeRejected && !this.#out.closed) {
+        this.#initialize = undefined;
+        this.#onInitializeRejected({
+          status,
+          json,
+          message: request,
+          ...(detail === undefined ? {} : { detail }),
+        });
+        return;
+      }
+      this.#o.metrics.inc('upstream_http_errors_total', { upstream: this.#o.name, status: String(status) });
+      this.#out.fail(
+        id,
+        `upstream ${this.#o.name} answered HTTP ${status}${detail ? `: ${detail}` : ''}`,
+        status,
+      );
+      return;
+    }
+    if (initialize && !this.#adoptSession(headers, body, request.id)) return;
+    if (request === undefined || flight === undefined) {
+      discardBody(body);
+      if (status !== 202) {
+        // Tolerated (some servers answer 200), but counted: the spec says 202.
+        this.#o.metrics.inc('upstream_http_unexpected_status_total', {
+          upstream: this.#o.name,
+          status: String(status),
+        });
+        this.#o.logger.debug(
+          { upstream: this.#o.name, status },
+          'a notification or response was accepted with a status other than 202',
+        );
+      }
+      if ('method' in message && message.method === 'notifications/initialized') this.#openStandalone();
+      return;
+    }
+    const type = mediaTypeOf(headers);
+    if (type === 'text/event-stream') {
+      await followAnswerStream(this.#host, body, {
+        id: request.id,
+        flight,
+        streamId: `post-${++this.#streamCounter}`,
+        ...(initialize ? { onResponse: (response: JsonObject) => this.#learn(response) } : {}),
+      });
+    } else if (type === 'application/json')
+      await this.#readJson(body, request.id, initialize, status, headers);
+    else {
+      discardBody(body);
+      const what =
+        status === 202
+          ? 'HTTP 202 without a response'
+          : `HTTP ${status} with ${type ? `content type ${type}` : 'no content type'}`;
+      this.#out.fail(request.id, `upstream ${this.#o.name} answered a request with ${what}`, status);
+    }
+  }
+
+  /** Takes the session id from the `initialize` answer; false when it is unusable (request failed). */
+  #adoptSession(headers: ResponseHeaders, body: ResponseBody, id: RequestId): boolean {
+    const sessionId = headerValue(headers, 'mcp-session-id');
+    if (sessionId === undefined) return true;
+    if (!isValidSessionId(sessionId)) {
+      discardBody(body);
+      this.#out.fail(id, `upstream ${this.#o.name} sent an invalid Mcp-Session-Id (not visible ASCII)`);
+      return false;
+    }
+    this.#sessionId = sessionId;
+    this.#rebuildHeaders();
+    return true;
+  }
+
+  /** Reads the `initialize` response for the negotiated version (sent on every later request). */
+  #learn(response: JsonObject): void {
+    this.#initialize = undefined;
+    const version = negotiatedVersion(response);
+    if (version === undefined || version === this.#protocolVersion) return;
+    this.#protocolVersion = version;
+    this.#rebuildHeaders();
+  }
+
+  async #readJson(
+    body: ResponseBody,
+    id: RequestId,
+    initialize: boolean,
+    status: number,
+    headers: ResponseHeaders,
+  ): Promise<void> {
+    const read = await readBodyText(body, this.#o.maxMessageBytes, declaredLengthOf(headers));
+    if (read.kind === 'failed') {
+      this.#out.fail(
+        id,
+        `the answer of upstream ${this.#o.name} broke off: ${describeNetworkError(read.error)}`,
+        status,
+      );
+      return;
+    }
+    if (read.kind === 'oversized') {
+      this.#countOversized(read.bytes);
+      this.#out.deliver(tooLargeResponse(id, this.#o.name, read.bytes, this.#o.maxMessageBytes), {
+        transport: this.#httpContext(status, headers),
+        relatedUpstreamId: id,
+      });
+      return;
+    }
+    if (isEmptyData(read.text)) {
+      this.#out.fail(id, `upstream ${this.#o.name} answered a request with an empty body`, status);
+      return;
+    }
+    if (initialize) {
+      const response = findResponse(read.text, id);
+      if (response) this.#learn(response);
+    }
+    this.#out.deliver(read.text, { transport: this.#httpContext(status, headers), relatedUpstreamId: id });
+  }
+
+  /** The context of a JSON answer; the session id is redacted (whoever holds it can use the session). */
+  #httpContext(status: number, headers: ResponseHeaders): HttpTransportContext {
+    const safe = safeHeaders(headers);
+    if (safe['mcp-session-id'] !== undefined) safe['mcp-session-id'] = '[REDACTED]';
+    return { kind: 'http', method: 'POST', path: this.#path, headers: safe, status };
+  }
+
+  // ---------------------------------------------------------------- streams
+
+  #countOversized(bytes: number): void {
+    this.#o.metrics.inc('oversized_messages_total', { side: 'upstream', upstream: this.#o.name });
+    this.#o.logger.warn(
+      { upstream: this.#o.name, bytes, limit: this.#o.maxMessageBytes },
+      'upstream message too large; dropped',
+    );
+  }
+
+  #openStandalone(): void {
+    if (this.#standaloneOpened || !this.#o.standaloneStream || this.#out.closed) return;
+    this.#standaloneOpened = true;
+    runStandaloneStream(this.#host, this.#flights).catch((error: unknown) =>
+      this.#out.report(`the GET stream failed unexpectedly: ${String(error)}`),
+    );
+  }
+
+  #get(lastEventId: string): Promise<Dispatcher.ResponseData> {
+    return this.#http.request({
+      method: 'GET',
+      path: this.#path,
+      headers:
+        lastEventId === '' ? this.#streamHeaders : { ...this.#streamHeaders, 'last-event-id': lastEventId },
+      headersTimeoutMs: this.#o.streamIdleTimeoutMs,
+      bodyTimeoutMs: this.#o.streamIdleTimeoutMs,
+    });
+  }
+
+  // ---------------------------------------------------------------- delivery, failures, shutdown
+
+  #rebuildHeaders(): void {
+    const session: Record<string, string> = { ...this.#base };
+    if (this.#sessionId !== undefined) session['mcp-session-id'] = this.#sessionId;
+    if (this.#protocolVersion !== undefined) session['mcp-protocol-version'] = this.#protocolVersion;
+    this.#sessionHeaders = session;
+    this.#postHeaders = { ...session, accept: POST_ACCEPT, 'content-type': 'application/json' };
+    this.#streamHeaders = { ...session, accept: STREAM_ACCEPT };
+  }
+
+  #expired(): void {
+    if (this.#out.closed) return;
+    this.#o.metrics.inc('upstream_sessions_expired_total', { upstream: this.#o.name });
+    this.#o.logger.warn({ upstream: this.#o.name }, 'the upstream session expired (404)');
+    this.#out.finish({ reason: 'upstream session expired (404)' });
+    void this.#http.release();
+  }
+
+  async #shutdown(): Promise<void> {
+    if (this.#out.closed) return;
+    this.#out.stop();
+    this.#http.abort();
+    if (this.#sessionId !== undefined) await this.#deleteSession();
+    await this.#http.release();
+    this.#out.finish({ reason: 'closed' });
+  }
+
+  /** Ends the upstream session; 405 (the server keeps sessions itself) and failures are fine. */
+  async #deleteSession(): Promise<void> {
+    const timeout = this.#o.closeTimeoutMs;
+    try {
+      const response = await this.#http.request({
+        method: 'DELETE',
+        path: this.#path,
+        headers: this.#sessionHeaders,
+        headersTimeoutMs: timeout,
+        bodyTimeoutMs: timeout,
+        signal: AbortSignal.timeout(timeout),
+      });
+      discardBody(response.body);
+      if (!isSuccess(response.statusCode) && response.statusCode !== 405) {
+        this.#o.logger.debug(
+          { upstream: this.#o.name, status: response.statusCode },
+          'DELETE of the upstream session refused',
+        );
+      }
+    } catch (error) {
+      this.#o.logger.debug(
+        { upstream: this.#o.name, err: describeNetworkError(error) },
+        'DELETE of the upstream session failed',
+      );
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import type { ServerResponse } from 'node:http';
+import { Pool } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../../observe/logger.js';
+import { Metrics } from '../../../observe/metrics.js';
+import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
+import { type ModernAnswer, readModernAnswer } from './modern-answer.js';
+import { eventually, json, ScriptedServer, sseEvent, startSse } from './test-support/scripted-server.js';
+
+describe('readModernAnswer', () => {
+  let server: ScriptedServer;
+  let pool: Pool;
+  let metrics: Metrics;
+
+  beforeEach(async () => {
+    server = await ScriptedServer.start();
+    pool = new Pool(new URL(server.url()).origin);
+    metrics = new Metrics();
+  });
+
+  afterEach(async () => {
+    await pool.destroy();
+    await server.close();
+  });
+
+  async function read(handler: (res: ServerResponse) => void, maxMessageBytes = 1024) {
+    server.handler = (_r, res) => handler(res);
+    const response = await pool.request({
+      origin: new URL(server.url()).origin,
+      path: '/mcp',
+      method: 'POST',
+      body: '{}',
+    });
+    const notes: JsonObject[] = [];
+    const answer: ModernAnswer = await readModernAnswer(
+      { upstream: 'up', maxMessageBytes, path: '/mcp', logger: silentLogger, metrics },
+      response,
+      7,
+      'post-1',
+      (_text, message) => notes.push(message),
+    );
+    return { answer, notes };
+  }
+
+  it('reads a JSON response', async () => {
+    const { answer } = await read((res) => json(res, { jsonrpc: '2.0', id: 7, result: { ok: true } }));
+    expect(answer).toMatchObject({
+      kind: 'response',
+      response: { id: 7, result: { ok: true } },
+      transport: { kind: 'http', method: 'POST', path: '/mcp', status: 200 },
+    });
+  });
+
+  it('takes an error without id as the answer, and refuses JSON that answers something else', async () => {
+    const { answer } = await read((res) =>
+      json(res, { jsonrpc: '2.0', id: null, error: { code: -1, message: 'no' } }),
+    );
+    expect(answer.kind).toBe('response');
+    const other = await read((res) => json(res, { jsonrpc: '2.0', id: 8, result: {} }));
+    expect(other.answer).toMatchObject({
+      kind: 'failed',
+      reason: expect.stringContaining('not the response'),
+    });
+  });
+
+  it('hands over the notifications of a stream in order, then the response', async () => {
+    const { answer, notes } = await read((res) => {
+      startSse(res);
+      res.write(
+        sseEvent({ data: { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } } }),
+      );
+      res.write(
+        sseEvent({ data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info' } } }),
+      );
+      res.end(sseEvent({ id: 'e9', data: { jsonrpc: '2.0', id: 7, result: {} } }));
+    });
+    expect(notes.map((n) => n.method)).toEqual(['notifications/progress', 'notifications/message']);
+    expect(answer).toMatchObject({
+      kind: 'response',
+      transport: { kind: 'sse', streamId: 'post-1', eventId: 'e9' },
+    });
+  });
+
+  it('answers at once, and lets go of a stream the server keeps open after the response', async () => {
+    let closed = false;
+    const { answer } = await read((res) => {
+      startSse(res);
+      res.on('close', () => {
+        closed = true;
+      });
+      res.write(sseEvent({ data: { jsonrpc: '2.0', id: 7, result: {} } }));
+    });
+    expect(answer.kind).toBe('response');
+    expect(closed).toBe(false);
+    await eventually(() => closed, 3000, 'the stream to be dropped');
+  });
+
+  it('reports a stream that ends or breaks before the response', async () => {
+    const ended = await read((res) => {
+      startSse(res);
+      res.end(': nothing\n\n');
+    });
+    expect(ended.answer).toEqual({
+      kind: 'failed',
+      reason:
+        'the answer stream of upstream up ended before the response (2026-07-28 streams cannot be resumed)',
+    });
+    const broken = await read((res) => {
+      startSse(res);
+      res.write(sseEvent({ data: { jsonrpc: '2.0', method: 'notifications/progress' } }));
+      setTimeout(() => res.destroy(), 20);
+    });
+    expect(broken.answer).toMatchObject({
+      kind: 'failed',
+      broken: true,
+      reason: expect.stringContaining('broke off'),
+    });
+    expect(broken.notes).toHaveLength(1);
+  });
+
+  it('keeps memory bounded: a large response is oversized, a large notification dropped', async () => {
+    const big = 'x'.repeat(2000);
+    const json1 = await read((res) => json(res, { jsonrpc: '2.0', id: 7, result: { big } }));
+    expect(json1.answer).toMatchObject({ kind: 'oversized' });
+    const stream = await read((res) => {
+      startSse(res);
+      res.write(sseEvent({ data: { jsonrpc: '2.0', method: 'notifications/message', params: { big } } }));
+      res.end(sseEvent({ data: { jsonrpc: '2.0', id: 7, result: { big } } }));
+    });
+    expect(stream.answer).toMatchObject({ kind: 'oversized' });
+    expect(stream.notes).toEqual([]);
+    expect(metrics.get('oversized_messages_total', { side: 'upstream', upstream: 'up' })).toBe(2);
+  });
+
+  it('reads the JSON-RPC error of an HTTP error, or a few words of it', async () => {
+    const rpc = await read((res) =>
+      json(res, { jsonrpc: '2.0', id: 7, error: { code: -32020, message: 'Header mismatch' } }, 400),
+    );
+    expect(rpc.answer).toMatchObject({
+      kind: 'refused',
+      status: 400,
+      error: { code: -32020, message: 'Header mismatch' },
+    });
+    const text = await read((res) => res.writeHead(503).end(' busy '));
+    expect(text.answer).toMatchObject({ kind: 'refused', status: 503, detail: 'busy' });
+    expect(metrics.get('upstream_http_errors_total', { upstream: 'up', status: '503' })).toBe(1);
+  });
+
+  it('refuses answers that carry no response', async () => {
+    const accepted = await read((res) => res.writeHead(202).end());
+    expect(accepted.answer).toMatchObject({
+      kind: 'failed',
+      reason: 'upstream up answered a request with HTTP 202 without a response',
+    });
+    const html = await read((res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<p>'));
+    expect(html.answer).toMatchObject({
+      kind: 'failed',
+      reason: expect.stringContaining('content type text/html'),
+    });
+  });
+});

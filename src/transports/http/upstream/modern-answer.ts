@@ -1,0 +1,224 @@
+/**
+ * Reading the answer to one POST sent to a 2026-07-28 upstream, whatever its shape: a JSON body, an
+ * SSE stream of related notifications ending with the response, or an HTTP error whose body may be
+ * a JSON-RPC error (400 -32020, 404 -32601...). The caller gets the response as soon as it is seen;
+ * notifications before it are handed over one by one as they arrive.
+ *
+ * What 2026-07-28 changed is enforced here: a stream cannot be resumed (no `Last-Event-ID`), so
+ * one that ends before its response fails the request; the server must not send requests on it (it
+ * asks through `input_required` results instead), so a request found there is dropped and counted.
+ * Memory stays bounded by the message limit: a larger response becomes an `oversized` answer, a
+ * larger notification is dropped.
+ */
+import type { Dispatcher } from 'undici';
+import {
+  type HttpTransportContext,
+  safeHeaders,
+  type TransportContext,
+} from '../../../envelope/message-context.js';
+import type { Logger } from '../../../observe/logger.js';
+import type { Metrics } from '../../../observe/metrics.js';
+import type { JsonObject, JsonRpcErrorObject, RequestId } from '../../../protocol/jsonrpc/types.js';
+import { sniffHead } from '../../sniff-head.js';
+import { type SseEvent, SseParser } from '../sse/sse-parser.js';
+import { describeNetworkError } from './describe-error.js';
+import { errorObjectOf } from './modern-errors.js';
+import { declaredLengthOf, discardBody, mediaTypeOf, readBodyText } from './response-body.js';
+import { isEmptyData, pumpSse } from './sse-body.js';
+import { sseContext } from './sse-context.js';
+
+/** How long a stream may stay open after its response before it is dropped (the spec: it SHOULD end). */
+const LINGER_MS = 1000;
+/** The most of an HTTP error body read to find a JSON-RPC error in it. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+/** Who reads, and the limits. */
+export interface AnswerReader {
+  readonly upstream: string;
+  readonly maxMessageBytes: number;
+  /** The endpoint's path, for the transport context of JSON answers. */
+  readonly path: string;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** The outcome of one POST. */
+export type ModernAnswer =
+  /** A JSON-RPC response (result or error) to the request, with a 2xx status. */
+  | {
+      readonly kind: 'response';
+      readonly response: JsonObject;
+      readonly text: string;
+      readonly transport: TransportContext;
+    }
+  /** A non-2xx status; `error` when the body was a JSON-RPC error (the modern servers' way). */
+  | {
+      readonly kind: 'refused';
+      readonly status: number;
+      readonly transport: HttpTransportContext;
+      readonly error?: JsonRpcErrorObject;
+      readonly detail?: string;
+    }
+  /** The response was larger than the message limit. */
+  | { readonly kind: 'oversized'; readonly bytes: number; readonly transport: TransportContext }
+  /**
+   * No response can be had; `reason` says why, for the synthesized error. `broken`: the connection
+   * failed (network error, timeout, abort), as opposed to the server answering without a response.
+   */
+  | { readonly kind: 'failed'; readonly reason: string; readonly status?: number; readonly broken?: true };
+
+/** A notification that came with the answer, parsed, with the context it arrived in. */
+export type OnNotification = (text: string, message: JsonObject, transport: TransportContext) => void;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `value` is a response to `id` (an error without id counts: it refused this request). */
+function isResponseTo(value: JsonObject, id: RequestId): boolean {
+  if ('method' in value || !('result' in value || 'error' in value)) return false;
+  return value.id === id || (value.id === null && 'error' in value);
+}
+
+/** Reads the answer to request `id` from `response` (see the file comment). Never rejects. */
+export async function readModernAnswer(
+  reader: AnswerReader,
+  response: Dispatcher.ResponseData,
+  id: RequestId,
+  streamId: string,
+  onNotification: OnNotification,
+): Promise<ModernAnswer> {
+  const { statusCode: status, headers, body } = response;
+  const http: HttpTransportContext = {
+    kind: 'http',
+    method: 'POST',
+    path: reader.path,
+    headers: safeHeaders(headers),
+    status,
+  };
+  if (status < 200 || status > 299) return readRefusal(reader, response, http);
+  const type = mediaTypeOf(headers);
+  if (type === 'text/event-stream') return readStream(reader, response, id, streamId, onNotification);
+  if (type !== 'application/json') {
+    discardBody(body);
+    const what = status === 202 ? 'HTTP 202 without a response' : `content type ${type || '(none)'}`;
+    return { kind: 'failed', reason: `upstream ${reader.upstream} answered a request with ${what}`, status };
+  }
+  const read = await readBodyText(body, reader.maxMessageBytes, declaredLengthOf(headers));
+  if (read.kind === 'oversized') return { kind: 'oversized', bytes: read.bytes, transport: http };
+  if (read.kind === 'failed')
+    return {
+      kind: 'failed',
+      reason: `the answer of upstream ${reader.upstream} broke off: ${describeNetworkError(read.error)}`,
+      status,
+      broken: true,
+    };
+  const value = parse(read.text);
+  if (isObject(value) && isResponseTo(value, id))
+    return { kind: 'response', response: value, text: read.text, transport: http };
+  return {
+    kind: 'failed',
+    reason: `upstream ${reader.upstream} answered with JSON that is not the response to the request`,
+    status,
+  };
+}
+
+async function readRefusal(
+  reader: AnswerReader,
+  response: Dispatcher.ResponseData,
+  http: HttpTransportContext,
+): Promise<ModernAnswer> {
+  const read = await readBodyText(response.body, ERROR_BODY_LIMIT);
+  const text = read.kind === 'text' ? read.text.trim() : '';
+  const error = errorObjectOf(parse(text));
+  reader.metrics.inc('upstream_http_errors_total', {
+    upstream: reader.upstream,
+    status: String(http.status),
+  });
+  if (error) return { kind: 'refused', status: response.statusCode, transport: http, error };
+  const detail = text.length > 200 ? `${text.slice(0, 197)}...` : text;
+  return detail
+    ? { kind: 'refused', status: response.statusCode, transport: http, detail }
+    : { kind: 'refused', status: response.statusCode, transport: http };
+}
+
+function readStream(
+  reader: AnswerReader,
+  response: Dispatcher.ResponseData,
+  id: RequestId,
+  streamId: string,
+  onNotification: OnNotification,
+): Promise<ModernAnswer> {
+  const body = response.body;
+  return new Promise<ModernAnswer>((resolve) => {
+    let settled = false;
+    let linger: NodeJS.Timeout | undefined;
+    const settle = (answer: ModernAnswer, ended = false): void => {
+      if (settled) return;
+      settled = true;
+      resolve(answer);
+      if (ended) return;
+      // Done with this request: a stream the server keeps open afterwards is let go.
+      linger = setTimeout(() => body.destroy(), LINGER_MS);
+      linger.unref();
+    };
+    const onEvent = (event: SseEvent): void => {
+      if (settled || event.type !== 'message' || isEmptyData(event.data)) return;
+      const context = sseContext(streamId, event.lastEventId);
+      const value = parse(event.data);
+      if (!isObject(value)) {
+        reader.metrics.inc('upstream_malformed_total', { upstream: reader.upstream });
+        reader.logger.warn({ upstream: reader.upstream }, 'unreadable event on an answer stream; dropped');
+        return;
+      }
+      if ('method' in value) {
+        if ('id' in value) {
+          // 2026-07-28: servers ask through input_required results, never with requests on a stream.
+          reader.metrics.inc('upstream_protocol_violations_total', { upstream: reader.upstream });
+          reader.logger.warn(
+            { upstream: reader.upstream, method: value.method },
+            'a 2026-07-28 upstream sent a request on an answer stream; dropped',
+          );
+          return;
+        }
+        onNotification(event.data, value, context);
+        return;
+      }
+      if (isResponseTo(value, id))
+        settle({ kind: 'response', response: value, text: event.data, transport: context });
+    };
+    const parser = new SseParser(
+      {
+        onEvent,
+        onOversized: (head, chars) => {
+          if (settled) return;
+          reader.metrics.inc('oversized_messages_total', { side: 'upstream', upstream: reader.upstream });
+          reader.logger.warn(
+            { upstream: reader.upstream, chars, limit: reader.maxMessageBytes },
+            'upstream message too large; dropped',
+          );
+          if (!sniffHead(head).keys.has('method'))
+            settle({ kind: 'oversized', bytes: chars, transport: sseContext(streamId, '') });
+        },
+      },
+      { maxEventChars: reader.maxMessageBytes },
+    );
+    void pumpSse(body, parser).then((end) => {
+      if (linger) clearTimeout(linger);
+      const why = end.kind === 'broken' ? `broke off (${describeNetworkError(end.error)})` : 'ended';
+      const reason = `the answer stream of upstream ${reader.upstream} ${why} before the response (2026-07-28 streams cannot be resumed)`;
+      settle(
+        end.kind === 'broken' ? { kind: 'failed', reason, broken: true } : { kind: 'failed', reason },
+        true,
+      );
+    });
+  });
+}

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import {
+  envelopeVersion,
+  hasModernEnvelope,
+  prepareParams,
+  type SessionEnvelope,
+} from './request-envelope.js';
+
+const SESSION: SessionEnvelope = {
+  clientInfo: { name: 'gw', version: '1' },
+  clientCapabilities: { sampling: {} },
+  logLevel: 'warning',
+};
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+describe('prepareParams', () => {
+  it('adds the session envelope to a legacy request, keeping its own _meta keys', () => {
+    const params = { name: 't', _meta: { progressToken: 3 } };
+    const prepared = prepareParams(params, SESSION);
+    expect(prepared).toEqual({
+      modern: false,
+      params: {
+        name: 't',
+        _meta: {
+          progressToken: 3,
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'gw', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+          'io.modelcontextprotocol/logLevel': 'warning',
+        },
+      },
+    });
+    expect(params).toEqual({ name: 't', _meta: { progressToken: 3 } });
+  });
+
+  it('gives a request without params an envelope, and no clientInfo or level before they are known', () => {
+    expect(prepareParams(undefined, { clientCapabilities: {} })).toEqual({
+      modern: false,
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    });
+  });
+
+  it("keeps a modern request's own envelope, only taking out the forwarded headers", () => {
+    const forwarded = { 'mcp-param-region': 'eu' };
+    const prepared = prepareParams(
+      { name: 't', _meta: { ...MODERN_META, 'switchboard.dev/forwardHeaders': forwarded } },
+      SESSION,
+    );
+    expect(prepared).toEqual({ modern: true, forwarded, params: { name: 't', _meta: MODERN_META } });
+  });
+
+  it('takes the forward key out of a legacy request too', () => {
+    const prepared = prepareParams({ _meta: { 'switchboard.dev/forwardHeaders': {} } }, SESSION);
+    expect(prepared?.forwarded).toEqual({});
+    expect(prepared?.params._meta).not.toHaveProperty('switchboard.dev/forwardHeaders');
+  });
+
+  it('refuses array params', () => {
+    expect(prepareParams([1], SESSION)).toBeUndefined();
+  });
+});
+
+describe('envelope helpers', () => {
+  it('tells modern requests and reads their version', () => {
+    expect(hasModernEnvelope({ _meta: MODERN_META })).toBe(true);
+    expect(hasModernEnvelope({ _meta: {} })).toBe(false);
+    expect(hasModernEnvelope(undefined)).toBe(false);
+    expect(envelopeVersion({ _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } })).toBe(
+      '2099-01-01',
+    );
+    expect(envelopeVersion({})).toBe('2026-07-28');
+  });
+});

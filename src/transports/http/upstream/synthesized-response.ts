@@ -1,0 +1,40 @@
+/**
+ * Error responses the HTTP upstream transports make up for a request the upstream will never
+ * answer (its POST failed, its stream could not be resumed, its answer was too large). Delivered as
+ * if the upstream had sent them, they make the request fail at once instead of hanging until a
+ * timeout; the router answers the client with them like any upstream error.
+ */
+import { SbErrorCode } from '../../../errors/switchboard-error.js';
+import { gatewayError } from '../../../errors/to-jsonrpc-error.js';
+import type { JsonRpcErrorResponse, RequestId } from '../../../protocol/jsonrpc/types.js';
+
+/**
+ * A -32000 error for `id` with `data: { code: 'SB_UPSTREAM_UNAVAILABLE', status }`; `status` is
+ * the HTTP status when there was one (absent for network errors and broken streams).
+ */
+export function unavailableResponse(id: RequestId, message: string, status?: number): string {
+  const response: JsonRpcErrorResponse = {
+    jsonrpc: '2.0',
+    id,
+    error: gatewayError(
+      SbErrorCode.UpstreamUnavailable,
+      message,
+      status === undefined ? undefined : { status },
+    ),
+  };
+  return JSON.stringify(response);
+}
+
+/** A -32006 error for `id`: the upstream's answer was larger than the gateway accepts. */
+export function tooLargeResponse(id: RequestId, upstream: string, bytes: number, limit: number): string {
+  const response: JsonRpcErrorResponse = {
+    jsonrpc: '2.0',
+    id,
+    error: gatewayError(
+      SbErrorCode.MessageTooLarge,
+      `upstream ${upstream} answered with ${bytes} bytes or more, over the gateway's limit of ${limit} bytes`,
+      { bytes, limit },
+    ),
+  };
+  return JSON.stringify(response);
+}

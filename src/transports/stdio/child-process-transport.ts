@@ -1,0 +1,244 @@
+/**
+ * An upstream MCP server run as a child process and spoken to over its stdin/stdout.
+ *
+ * - The child gets an explicit environment (see `child-env.ts`) and its own process group, so that
+ *   shutdown reaches the whole tree (`npx` wrappers included).
+ * - stdout is newline-delimited JSON-RPC with a maximum message size; an oversized message never
+ *   kills the connection (see `oversized.ts`).
+ * - stderr is the server's log: each line goes to the gateway's log, never treated as an error.
+ * - `close()` follows the MCP shutdown sequence: close stdin, wait, SIGTERM, wait, SIGKILL.
+ * - `onclose` fires once, as soon as the child has exited and its stdout is drained.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../core/ports.js';
+import type { StdioTransportContext } from '../../envelope/message-context.js';
+import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import type { Logger } from '../../observe/logger.js';
+import type { Metrics } from '../../observe/metrics.js';
+import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
+import { judgeOversized } from '../oversized.js';
+import { LineDecoder } from './line-decoder.js';
+
+export interface ChildProcessOptions {
+  readonly name: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd?: string;
+  /** The complete environment of the child (build it with `childEnvironment`). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly maxMessageBytes: number;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** Milliseconds between the steps of the shutdown sequence (default 2000, as the MCP SDK). */
+  readonly shutdownGraceMs?: number;
+  /** Longest stderr line kept in the log; longer lines are cut. */
+  readonly maxStderrLine?: number;
+}
+
+const STDERR_LINE_LIMIT = 8192;
+
+export class ChildProcessTransport implements UpstreamTransport {
+  onmessage?: (text: string, meta: InboundMeta) => void;
+  onclose?: (close: UpstreamClose) => void;
+  onerror?: (error: Error) => void;
+
+  readonly #options: ChildProcessOptions;
+  #child: ChildProcessWithoutNullStreams | undefined;
+  #context: StdioTransportContext = { kind: 'stdio' };
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  #exited: Promise<void> = Promise.resolve();
+
+  constructor(options: ChildProcessOptions) {
+    this.#options = options;
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  get transportContext(): StdioTransportContext {
+    return this.#context;
+  }
+
+  /** Spawns the child; rejects with SB_UPSTREAM_SPAWN when it cannot be started (e.g. ENOENT). */
+  start(): Promise<void> {
+    const o = this.#options;
+    return new Promise<void>((resolve, reject) => {
+      let child: ChildProcessWithoutNullStreams;
+      try {
+        child = spawn(o.command, [...o.args], {
+          cwd: o.cwd,
+          env: { ...o.env },
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached: process.platform !== 'win32',
+          windowsHide: true,
+        });
+      } catch (cause) {
+        reject(
+          new SwitchboardError(
+            SbErrorCode.UpstreamSpawnFailed,
+            `cannot start upstream ${o.name}: ${String(cause)}`,
+            { cause },
+          ),
+        );
+        return;
+      }
+      this.#child = child;
+      let spawned = false;
+      let resolveExit: () => void = () => {};
+      this.#exited = new Promise<void>((r) => {
+        resolveExit = r;
+      });
+
+      child.once('spawn', () => {
+        spawned = true;
+        this.#context = child.pid === undefined ? { kind: 'stdio' } : { kind: 'stdio', pid: child.pid };
+        resolve();
+      });
+      child.once('error', (error) => {
+        if (!spawned) {
+          reject(
+            new SwitchboardError(
+              SbErrorCode.UpstreamSpawnFailed,
+              `cannot start upstream ${o.name} (${o.command}): ${error.message}`,
+              {
+                cause: error,
+              },
+            ),
+          );
+          this.#finish({ reason: `spawn failed: ${error.message}`, code: null, signal: null });
+          resolveExit();
+          return;
+        }
+        this.onerror?.(error);
+      });
+
+      const decoder = new LineDecoder(
+        {
+          line: (text) => this.onmessage?.(text, { transport: this.#context }),
+          oversized: (head, bytes) => this.#oversized(head, bytes),
+        },
+        { maxBytes: o.maxMessageBytes },
+      );
+      child.stdout.on('data', (chunk: Buffer) => decoder.push(chunk));
+      child.stdout.on('end', () => decoder.end());
+
+      const stderr = new LineDecoder(
+        {
+          line: (text) => o.logger.info({ upstream: o.name, stream: 'stderr' }, text),
+          oversized: (head, bytes) =>
+            o.logger.info({ upstream: o.name, stream: 'stderr', truncatedFrom: bytes }, head),
+        },
+        { maxBytes: o.maxStderrLine ?? STDERR_LINE_LIMIT, headBytes: o.maxStderrLine ?? STDERR_LINE_LIMIT },
+      );
+      child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+      child.stderr.on('end', () => stderr.end());
+
+      // EPIPE and friends on stdin surface as an exit soon after; never crash on them.
+      child.stdin.on('error', (error) => {
+        o.metrics.inc('upstream_write_errors_total', { upstream: o.name });
+        o.logger.debug({ upstream: o.name, err: error.message }, 'write to upstream stdin failed');
+      });
+
+      child.once('exit', (code, signal) => {
+        this.#exit = { code, signal };
+        // Let stdout drain, but never wait long: in-flight requests must fail promptly.
+        const timer = setTimeout(() => this.#finishFromExit(), 200);
+        child.stdout.once('close', () => {
+          clearTimeout(timer);
+          this.#finishFromExit();
+        });
+        if (child.stdout.closed) {
+          clearTimeout(timer);
+          this.#finishFromExit();
+        }
+        resolveExit();
+      });
+    });
+  }
+
+  send(json: string, _message: JsonRpcMessage): void {
+    const child = this.#child;
+    if (!child || this.#closed || !child.stdin.writable) {
+      this.#options.metrics.inc('upstream_write_errors_total', { upstream: this.#options.name });
+      return;
+    }
+    child.stdin.write(`${json}\n`);
+  }
+
+  /** The MCP stdio shutdown sequence. Idempotent; resolves when the child is gone. */
+  close(): Promise<void> {
+    if (this.#closing) return this.#closing;
+    this.#closing = this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    const child = this.#child;
+    if (!child || this.#exit) return;
+    const grace = this.#options.shutdownGraceMs ?? 2000;
+    child.stdin.end();
+    if (await this.#exitedWithin(grace)) return;
+    this.#signal('SIGTERM');
+    if (await this.#exitedWithin(grace)) return;
+    this.#signal('SIGKILL');
+    await this.#exitedWithin(grace);
+  }
+
+  #exitedWithin(ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      if (this.#exit) {
+        resolve(true);
+        return;
+      }
+      const timer = setTimeout(() => resolve(false), ms);
+      void this.#exited.then(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  #signal(signal: NodeJS.Signals): void {
+    const pid = this.#child?.pid;
+    if (pid === undefined) return;
+    try {
+      // The whole process group: the server and anything it started.
+      if (process.platform !== 'win32') process.kill(-pid, signal);
+      else this.#child?.kill(signal);
+    } catch {
+      try {
+        this.#child?.kill(signal);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  #oversized(head: string, bytes: number): void {
+    const o = this.#options;
+    o.metrics.inc('oversized_messages_total', { side: 'upstream', upstream: o.name });
+    const verdict = judgeOversized(head, bytes, o.maxMessageBytes);
+    o.logger.warn(
+      { upstream: o.name, bytes, limit: o.maxMessageBytes, kind: verdict.kind },
+      'upstream message too large; dropped',
+    );
+    if (verdict.kind === 'response')
+      this.onmessage?.(JSON.stringify(verdict.replacement), { transport: this.#context });
+    else if (verdict.kind === 'request') this.send(JSON.stringify(verdict.reply), verdict.reply);
+  }
+
+  #finishFromExit(): void {
+    const exit = this.#exit ?? { code: null, signal: null };
+    const reason = exit.signal ? `exited on ${exit.signal}` : `exited with code ${exit.code}`;
+    this.#finish({ reason, code: exit.code, signal: exit.signal });
+  }
+
+  #finish(close: UpstreamClose): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.onclose?.(close);
+  }
+}

@@ -1,0 +1,58 @@
+/** Paths and runners for the built `switchboard` CLI and the real MCP servers the tests drive. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const CLI = join(ROOT, 'dist/cli/main.js');
+export const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+export const ECHO_SERVER = join(ROOT, 'test/fixtures/echo-server.mjs');
+
+export function tempDir(prefix = 'switchboard-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI to completion (with a timeout) and collects its output. */
+export function runCli(
+  args: readonly string[],
+  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: options.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`switchboard ${args.join(' ')} timed out\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Parses JSON lines, ignoring blank lines. */
+export function jsonLines<T = Record<string, unknown>>(text: string): T[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim().length > 0)
+    .map((line) => JSON.parse(line) as T);
+}
