@@ -1,6 +1,5 @@
 import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Command, CommanderError } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHECKPOINTS_FILE, ledgerFileName, VERIFIER_KEY_FILE } from '../../audit/ledger/ledger-paths.js';
 import {
@@ -14,7 +13,7 @@ import {
   writeLedger,
   writeLines,
 } from '../../audit/ledger/test-support/ledger-fixture.js';
-import { buildProgram } from '../program.js';
+import { type CliRun, runCli } from '../test-support/run-cli.js';
 
 const FILE = ledgerFileName(1);
 let cleanups: (() => void)[] = [];
@@ -23,44 +22,7 @@ afterEach(() => {
   cleanups = [];
 });
 
-interface Run {
-  readonly out: string;
-  readonly err: string;
-  readonly code: number;
-}
-
-/** Runs `switchboard <args>` in-process, capturing output and the exit code. */
-async function run(args: readonly string[]): Promise<Run> {
-  const program = buildProgram();
-  let out = '';
-  let err = '';
-  const configure = (command: Command): void => {
-    command.exitOverride();
-    command.configureOutput({
-      writeOut: (s) => {
-        out += s;
-      },
-      writeErr: (s) => {
-        err += s;
-      },
-      getOutHasColors: () => false,
-      getErrHasColors: () => false,
-    });
-    for (const sub of command.commands) configure(sub);
-  };
-  configure(program);
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    await program.parseAsync([...args], { from: 'user' });
-    return { out, err, code: Number(process.exitCode ?? 0) };
-  } catch (e) {
-    if (e instanceof CommanderError) return { out, err, code: e.exitCode };
-    throw e;
-  } finally {
-    process.exitCode = saved;
-  }
-}
+const run = (args: readonly string[]): Promise<CliRun> => runCli(args);
 
 /** A data directory whose ledger has 30 records, checkpointed every 10 and anchored beside it. */
 async function setup(count = 30) {

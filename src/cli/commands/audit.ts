@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import {
   checkInclusionProof,
   findRecord,
@@ -22,6 +22,7 @@ import {
   verifyLedger,
 } from '../../audit/ledger/index.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import { type Io, integerOption, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
 import { renderTable } from '../render/text-table.js';
 
@@ -30,30 +31,6 @@ const LEDGER_HELP = 'the ledger directory (default <data-dir>/audit)';
 
 /** Exit codes of `switchboard audit verify`, by status. */
 export const VERIFY_EXIT_CODES = { intact: 0, tampered: 1, usage: 2, unanchored: 3 } as const;
-
-interface Io {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-/** Where a command writes: the root program's configured output, else the process streams. */
-function ioOf(command: Command): Io {
-  let root = command;
-  while (root.parent) root = root.parent;
-  const config = root.configureOutput();
-  return {
-    out: (text) => (config.writeOut ? config.writeOut(text) : process.stdout.write(text)),
-    err: (text) => (config.writeErr ? config.writeErr(text) : process.stderr.write(text)),
-  };
-}
-
-function integerOption(min: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer ≥ ${min}`);
-    return n;
-  };
-}
 
 /** Control characters (C0, DEL, C1) shown as `\uXXXX`: ledger content must not drive the terminal. */
 function printable(text: string): string {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { createAuthenticator } from '../../auth/authenticator.js';
@@ -7,46 +7,11 @@ import { hashToken } from '../../auth/token-hash.js';
 import { parseConfigText } from '../../config/load.js';
 import { silentLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
-import { buildProgram } from '../program.js';
+import { type CliRun, runCli } from '../test-support/run-cli.js';
 import { registerAuthCommands } from './auth.js';
 
-interface Run {
-  readonly out: string;
-  readonly err: string;
-  readonly code: number;
-}
-
-/** Runs `switchboard <args>` in-process (or on `program`), capturing output and the exit code. */
-async function run(args: readonly string[], program: Command = buildProgram()): Promise<Run> {
-  let out = '';
-  let err = '';
-  const configure = (command: Command): void => {
-    command.exitOverride();
-    command.configureOutput({
-      writeOut: (s) => {
-        out += s;
-      },
-      writeErr: (s) => {
-        err += s;
-      },
-      getOutHasColors: () => false,
-      getErrHasColors: () => false,
-    });
-    for (const sub of command.commands) configure(sub);
-  };
-  configure(program);
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    await program.parseAsync([...args], { from: 'user' });
-    return { out, err, code: Number(process.exitCode ?? 0) };
-  } catch (e) {
-    if (e instanceof CommanderError) return { out, err, code: e.exitCode };
-    throw e;
-  } finally {
-    process.exitCode = saved;
-  }
-}
+const run = (args: readonly string[], program?: Command): Promise<CliRun> =>
+  runCli(args, program === undefined ? {} : { program });
 
 /** A program with only the auth commands, reading `input` as stdin. */
 function withStdin(input: string | string[]): Command {

@@ -11,6 +11,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { stringify } from 'yaml';
 import { isBearerTokenSyntax } from '../../auth/bearer.js';
 import { hashToken, newToken } from '../../auth/token-hash.js';
+import { ioOf, readAllBounded } from '../command-io.js';
 
 /** Names as `auth.tokens[].principal` and `roles` accept them (config/sections/auth.ts). */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
@@ -19,22 +20,6 @@ const NAME_EXPECTED = 'a name of letters, digits and . _ @ : - (at most 128 char
 /** The most read from stdin by `auth hash`: a token is far shorter; more is a mistake. */
 const MAX_STDIN_BYTES = 64 * 1024;
 
-interface Io {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-/** Where a command writes: the root program's configured output, else the process streams. */
-function ioOf(command: Command): Io {
-  let root = command;
-  while (root.parent) root = root.parent;
-  const config = root.configureOutput();
-  return {
-    out: (text) => (config.writeOut ? config.writeOut(text) : process.stdout.write(text)),
-    err: (text) => (config.writeErr ? config.writeErr(text) : process.stderr.write(text)),
-  };
-}
-
 function parseName(value: string): string {
   if (!NAME.test(value)) throw new InvalidArgumentError(`expected ${NAME_EXPECTED}, got "${value}"`);
   return value;
@@ -42,19 +27,6 @@ function parseName(value: string): string {
 
 function collectRole(value: string, previous: string[] = []): string[] {
   return [...previous, parseName(value)];
-}
-
-/** The whole of `input` as text, or undefined when it is larger than {@link MAX_STDIN_BYTES}. */
-async function readAll(input: AsyncIterable<string | Buffer>): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of input) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    size += bytes.length;
-    if (size > MAX_STDIN_BYTES) return undefined;
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** What `registerAuthCommands` reads; tests give their own stdin. */
@@ -114,7 +86,7 @@ export function registerAuthCommands(program: Command, options: AuthCommandOptio
       if (token === undefined) {
         const stdin = options.stdin ?? process.stdin;
         if (stdin.isTTY === true) io.err('switchboard: paste the token, then press Enter and Ctrl-D\n');
-        const text = await readAll(stdin);
+        const text = await readAllBounded(stdin, MAX_STDIN_BYTES);
         if (text === undefined) {
           io.err(`switchboard: stdin holds more than ${MAX_STDIN_BYTES} bytes; expected one token\n`);
           process.exitCode = 2;

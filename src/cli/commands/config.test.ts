@@ -3,55 +3,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Command, CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfigFile } from '../../config/load.js';
 import type { GatewayConfig, HttpUpstreamConfig, StdioUpstreamConfig } from '../../config/types.js';
 import { validateConfig } from '../../config/validate.js';
-import { buildProgram } from '../program.js';
+import { type CliRun, runCli } from '../test-support/run-cli.js';
 import { REDACTED, redact, summary, toFileShape } from './config.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sb-config-cli-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const EXAMPLE = resolve(dirname(fileURLToPath(import.meta.url)), '../../../examples/switchboard.yaml');
 
-interface Run {
-  readonly out: string;
-  readonly err: string;
-  readonly code: number;
-}
-
-/** Runs `switchboard <args>` in-process, capturing output and the exit code. */
-async function run(args: readonly string[]): Promise<Run> {
-  const program = buildProgram();
-  let out = '';
-  let err = '';
-  const configure = (command: Command): void => {
-    command.exitOverride();
-    command.configureOutput({
-      writeOut: (s) => {
-        out += s;
-      },
-      writeErr: (s) => {
-        err += s;
-      },
-    });
-    for (const sub of command.commands) configure(sub);
-  };
-  configure(program);
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    await program.parseAsync([...args], { from: 'user' });
-    return { out, err, code: Number(process.exitCode ?? 0) };
-  } catch (e) {
-    if (e instanceof CommanderError) return { out, err, code: e.exitCode };
-    throw e;
-  } finally {
-    process.exitCode = saved;
-  }
-}
+const run = (args: readonly string[]): Promise<CliRun> => runCli(args);
 
 function file(name: string, text: string): string {
   const path = join(root, name);

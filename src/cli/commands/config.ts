@@ -16,26 +16,11 @@ import type { GatewayConfig, UpstreamConfig } from '../../config/types.js';
 import { formatDuration, formatSize } from '../../config/units.js';
 import type { ConfigIssue } from '../../config/validate.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import { type Io, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
 
 /** What replaces secret values (upstream `env` and `headers` values) in printed configurations. */
 export const REDACTED = '***';
-
-interface Io {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-/** Where a command writes: the root program's configured output, else the process streams. */
-function ioOf(command: Command): Io {
-  let root = command;
-  while (root.parent) root = root.parent;
-  const config = root.configureOutput();
-  return {
-    out: (text) => (config.writeOut ? config.writeOut(text) : process.stdout.write(text)),
-    err: (text) => (config.writeErr ? config.writeErr(text) : process.stderr.write(text)),
-  };
-}
 
 /**
  * Adds `switchboard config check <file> [--json]` and `switchboard config show [--config FILE]`.

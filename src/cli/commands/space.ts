@@ -19,25 +19,11 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { isInSubtree, validateContext } from '../../meup/context-path.js';
 import { newEnvelopeId } from '../../meup/ids.js';
+import { type Io, ioOf, readAllBounded } from '../command-io.js';
 import { SpaceClient, SpaceClientError, spaceUrl, type WireEnvelope } from './space-client.js';
 import { formatEnvelopeLine } from './space-format.js';
 
 const MAX_STDIN_BYTES = 8 * 1024 * 1024;
-
-interface Io {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-function ioOf(command: Command): Io {
-  let root = command;
-  while (root.parent) root = root.parent;
-  const config = root.configureOutput();
-  return {
-    out: (text) => (config.writeOut ? config.writeOut(text) : process.stdout.write(text)),
-    err: (text) => (config.writeErr ? config.writeErr(text) : process.stderr.write(text)),
-  };
-}
 
 interface ConnectOptions {
   url?: string;
@@ -144,18 +130,6 @@ function printer(io: Io, json: boolean): (envelope: WireEnvelope) => void {
       for (const e of envelope.payload.envelopes) io.out(`  ${formatEnvelopeLine(e)}\n`);
     }
   };
-}
-
-async function readStdin(input: AsyncIterable<string | Buffer>): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of input) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    size += bytes.length;
-    if (size > MAX_STDIN_BYTES) return undefined;
-    chunks.push(bytes);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export interface SpaceCommandOptions {
@@ -296,7 +270,9 @@ export function registerSpaceCommands(program: Command, options: SpaceCommandOpt
         const io = ioOf(command);
         let base: Record<string, unknown> = {};
         const fromStdin = argument === '-' || (argument === undefined && opts.kind === undefined);
-        const text = fromStdin ? await readStdin(options.stdin ?? process.stdin) : argument;
+        const text = fromStdin
+          ? await readAllBounded(options.stdin ?? process.stdin, MAX_STDIN_BYTES)
+          : argument;
         if (text !== undefined && text.trim() !== '') {
           let parsed: unknown;
           try {

@@ -1,12 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Command, CommanderError } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteTraceStore } from '../../trace/sqlite-trace-store.js';
 import { traceRecord } from '../../trace/trace-store.contract.js';
-import { buildProgram } from '../program.js';
 import { sampleTrace } from '../render/test-support/trace-fixture.js';
+import { type CliRun, runCli } from '../test-support/run-cli.js';
 
 const ESC = String.fromCharCode(27);
 const root = mkdtempSync(join(tmpdir(), 'sb-trace-cli-'));
@@ -22,44 +21,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-interface Run {
-  readonly out: string;
-  readonly err: string;
-  readonly code: number;
-}
-
-/** Runs `switchboard <args>` in-process, capturing output and the exit code. */
-async function run(args: readonly string[], options: { color?: boolean } = {}): Promise<Run> {
-  const program = buildProgram();
-  let out = '';
-  let err = '';
-  const configure = (command: Command): void => {
-    command.exitOverride();
-    command.configureOutput({
-      writeOut: (s) => {
-        out += s;
-      },
-      writeErr: (s) => {
-        err += s;
-      },
-      getOutHasColors: () => options.color ?? false,
-      getErrHasColors: () => false,
-    });
-    for (const sub of command.commands) configure(sub);
-  };
-  configure(program);
-  const saved = process.exitCode;
-  process.exitCode = undefined;
-  try {
-    await program.parseAsync([...args], { from: 'user' });
-    return { out, err, code: Number(process.exitCode ?? 0) };
-  } catch (e) {
-    if (e instanceof CommanderError) return { out, err, code: e.exitCode };
-    throw e;
-  } finally {
-    process.exitCode = saved;
-  }
-}
+const run = (args: readonly string[], options: { color?: boolean } = {}): Promise<CliRun> =>
+  runCli(args, options);
 
 const at = (dir = dataDir): string[] => ['--data-dir', dir];
 const lines = (text: string): string[] => text.trimEnd().split('\n');

@@ -8,10 +8,11 @@
  * is not in the trace, 2 the trace cannot be read (missing database, wrong schema) or bad usage.
  */
 import { join } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { SwitchboardError } from '../../errors/switchboard-error.js';
 import { DEFAULT_FOLLOW_DEPTH } from '../../trace/correlation-walk.js';
 import { SqliteTraceStore } from '../../trace/sqlite-trace-store.js';
+import { type Io, integerOption, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
 import { renderCorrelationGraph } from '../render/correlation-graph.js';
 import { renderEnvelopeTable } from '../render/envelope-table.js';
@@ -23,32 +24,6 @@ import { renderSubtree } from '../render/subtree-tree.js';
 export const TRACE_DB_FILE = 'trace.db';
 
 const DATA_DIR_HELP = 'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)';
-
-interface Io {
-  out(text: string): void;
-  err(text: string): void;
-  readonly color: boolean;
-}
-
-/** Where a command writes: the root program's configured output, else the process streams. */
-function ioOf(command: Command): Io {
-  let root = command;
-  while (root.parent) root = root.parent;
-  const config = root.configureOutput();
-  return {
-    out: (text) => (config.writeOut ? config.writeOut(text) : process.stdout.write(text)),
-    err: (text) => (config.writeErr ? config.writeErr(text) : process.stderr.write(text)),
-    color: config.getOutHasColors?.() ?? false,
-  };
-}
-
-function integerOption(min: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer ≥ ${min}`);
-    return n;
-  };
-}
 
 /**
  * Opens the trace of `command`'s data directory read-only and runs `query` on it, closing it
