@@ -7,6 +7,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['src/**/*.test.ts'],
+          // Projects with different maxWorkers need their own group: the fast unit tests run first.
+          sequence: { groupOrder: 0 },
           testTimeout: 10_000,
         },
       },
@@ -19,6 +21,7 @@ export default defineConfig({
           hookTimeout: 60_000,
           // Integration tests spawn real servers and gateways; two cores cannot run many at once.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],
