@@ -3,10 +3,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfigFile } from '../../config/load.js';
-import type { GatewayConfig, HttpUpstreamConfig, StdioUpstreamConfig } from '../../config/types.js';
+import { defaultConfig } from '../../config/defaults.js';
+import { loadConfigFile, parseConfigText } from '../../config/load.js';
+import type {
+  AuditConfig,
+  GatewayConfig,
+  HttpUpstreamConfig,
+  StdioUpstreamConfig,
+} from '../../config/types.js';
 import { validateConfig } from '../../config/validate.js';
 import { type CliRun, runCli } from '../test-support/run-cli.js';
 import { REDACTED, redact, summary, toFileShape } from './config.js';
@@ -178,7 +184,7 @@ describe('switchboard config check', () => {
 });
 
 describe('switchboard config show', () => {
-  it('prints the built-in configuration as a valid configuration file', async () => {
+  it('prints the built-in configuration so that it validates back to itself', async () => {
     const dataDir = join(root, 'data');
     const r = await run(['config', 'show', '--data-dir', dataDir]);
     expect(r.code).toBe(0);
@@ -189,8 +195,11 @@ describe('switchboard config show', () => {
     const shown = parse(r.out) as { upstreams: Record<string, { command: string; args: string[] }> };
     expect(shown.upstreams.everything?.command).toBe(process.execPath);
     expect(shown.upstreams.everything?.args[1]).toBe('stdio');
-    const revalidated = validateConfig(shown, { baseDir: dataDir, env: {} });
-    expect(revalidated.ok).toBe(true);
+    for (const section of ['policy', 'audit', 'space']) expect(shown).toHaveProperty(section);
+    // No auth in the built-in configuration: the section is left out, not printed empty.
+    expect(shown).not.toHaveProperty('auth');
+    const revalidated = parseConfigText(r.out, { baseDir: dataDir, env: {} });
+    expect(revalidated).toEqual({ ok: true, config: redact(defaultConfig({ dataDir })), warnings: [] });
   });
 
   it("prints a file's effective configuration in human units, defaults applied, secrets redacted", async () => {
@@ -216,6 +225,212 @@ describe('switchboard config show', () => {
     expect(invalid.err).toContain('server.port: found 99999');
     const missing = await run(['config', 'show', '--config', join(root, 'nope.yaml')]);
     expect(missing.code).toBe(2);
+  });
+});
+
+/**
+ * Hashes of three tokens (any 64 hex digits will do: the tokens themselves are never needed). The
+ * space token is in upper case, which the reader stores in lower case.
+ */
+const SHA = { alice: 'a'.repeat(64), bot: `${'0123456789'.repeat(6)}abcd`, space: 'C'.repeat(64) };
+
+/** The secrets of {@link everySection}: none may ever be printed. */
+const SECRETS = {
+  env: 'sk-env-secret-111',
+  header: 'sk-header-secret-222',
+  anchorHeader: 'anchor-secret-333',
+  fromEnvironment: 'env-var-secret-444',
+};
+
+/**
+ * A file that sets every section and almost every key to something other than its default, so
+ * that a section or key `config show` dropped would come back different. `anchor` is the audit
+ * anchor (path, or url with headers).
+ */
+function everySection(anchor: string): string {
+  return `
+server:
+  host: 0.0.0.0
+  port: 9100
+  maxBodyBytes: 2MiB
+  allowedHosts: [gw.internal:9100]
+  allowedOrigins: [https://app.example.com]
+  responseMode: sse
+  keepAlive: 20s
+sessions:
+  idleTimeout: 10m
+  maxAge: 2h
+  maxSessions: 50
+  maxSessionsPerPrincipal: 5
+  maxStreamsPerSession: 4
+resumability: { maxEventsPerSession: 20, maxEventAge: 90s, retry: 2500ms }
+timeouts: { request: 2m, resetOnProgress: false, maxTotal: 30m }
+upstreams:
+  files:
+    command: npx
+    args: [-y, server-filesystem, "$\${HOME}/docs"]
+    cwd: ./work
+    env: { API_KEY: ${SECRETS.env}, MODE: "\${env:SB_CONFIG_TEST_SECRET}" }
+    passEnv: [HTTPS_PROXY]
+    restart: { enabled: false, initialDelay: 500ms, maxDelay: 1m, maxRestarts: 5 }
+  remote:
+    url: https://mcp.example.com/mcp
+    headers:
+      Authorization: Bearer ${SECRETS.header}
+      X-From-Env: "\${env:SB_CONFIG_TEST_SECRET}"
+    era: modern
+    sharing: per-session
+    maxMessageBytes: 16MiB
+trace: { enabled: false, maxPayloadBytes: 512KiB }
+logging: { level: debug }
+auth:
+  tokens:
+    - { principal: alice, sha256: ${SHA.alice}, roles: [approver] }
+    - { principal: bot, sha256: "${SHA.bot}" }
+  jwt:
+    jwks: ./keys/jwks.json
+    issuer: https://idp.example.com/
+    audience: [switchboard, gateway]
+    principalClaim: email
+    rolesClaim: groups
+    clockTolerance: 5s
+policy:
+  default: ask
+  rules:
+    - { id: no-deletes, upstream: files, tool: "delete_*", action: deny, tier: T3 }
+    - { target: "read_*", methods: [tools/call], principals: ["bot*"], roles: [reader], action: allow }
+    - { upstream: remote, target: "$\${literal}", tier: T2 }
+  approvals: { timeout: 90s, approverRoles: [approver, admin] }
+audit:
+  enabled: true
+  dir: ./audit
+  fsync: always
+  rotate: 8MiB
+  checkpoint: { every: 50, interval: 0 }
+  key: ./keys/checkpoint.key
+  anchor: ${anchor}
+  redact: { keys: [api_key, password], patterns: ["sk-[A-Za-z0-9]+", "$\${x}"] }
+  maxErrorLength: 256
+space:
+  enabled: true
+  name: team
+  protocols: [meup/v0.2, mew/v0.4]
+  correlation: strict
+  context: { mode: warn, maxDepth: 8, maxLength: 512 }
+  maxFrameBytes: 2MiB
+  maxBufferedBytes: 4MiB
+  heartbeat: 0
+  joinTimeout: 5s
+  maxConnections: 100
+  maxConnectionsPerParticipant: 4
+  maxProposals: 500
+  history: { maxEnvelopes: 0, maxBytes: 1MiB, maxResults: 10 }
+  defaults: { capabilities: [chat, { kind: mcp/proposal }], observe: true }
+  participants:
+    alice: { observe: false, capabilities: [{ kind: "mcp/*" }, chat] }
+    build-bot:
+      roles: [builder]
+      tokens: [{ sha256: ${SHA.space} }]
+      capabilities:
+        - { kind: mcp/request, payload: { method: "tools/*", params: { name: "!delete_*", n: 3, x: null } } }
+        - { kind: [chat, "reasoning/*"], payload: { text: "/^\\\\$\${[a-z]+}$/i" } }
+    "42": {}
+`;
+}
+
+const ANCHORS = {
+  path: '{ path: ../anchor/checkpoints.log }',
+  url: `{ url: https://anchor.example.com/cp, headers: { Authorization: "Bearer ${SECRETS.anchorHeader}", X-Env: "\${env:SB_CONFIG_TEST_SECRET}" } }`,
+};
+
+describe('config show and config check --json print every section', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it.each(Object.entries(ANCHORS))(
+    'round-trip: a file setting every section (anchor %s) validates back to itself, secrets aside',
+    async (kind, anchor) => {
+      vi.stubEnv('SB_CONFIG_TEST_SECRET', SECRETS.fromEnvironment);
+      const path = file(`every-section-${kind}.yaml`, everySection(anchor));
+      writeFileSync(join(root, 'jwks.json'), '{"keys":[]}');
+      const loaded = await loadConfigFile(path, { env: process.env });
+      expect(loaded.warnings).toEqual([]);
+      // The file really sets what this test is about.
+      const { config } = loaded;
+      expect(config.auth?.jwt?.jwks).toBe(join(root, 'keys/jwks.json'));
+      expect(config.auth?.tokens.map((t) => t.sha256)).toEqual([SHA.alice, SHA.bot]);
+      expect(config.policy.rules.map((rule) => rule.id)).toEqual(['no-deletes', 'rules[1]', 'rules[2]']);
+      expect(config.policy.rules[2]?.target).toBe('${literal}');
+      expect((config.upstreams[1] as HttpUpstreamConfig).era).toBe('modern');
+      expect(config.space.participants.map((p) => p.id)).toEqual(['alice', 'build-bot', '42']);
+      const expectedAnchor: AuditConfig['anchor'] =
+        kind === 'path'
+          ? { path: resolve(root, '../anchor/checkpoints.log'), headers: {} }
+          : {
+              url: 'https://anchor.example.com/cp',
+              headers: { Authorization: `Bearer ${SECRETS.anchorHeader}`, 'X-Env': SECRETS.fromEnvironment },
+            };
+      expect(config.audit.anchor).toEqual(expectedAnchor);
+
+      const r = await run(['config', 'show', '--config', path]);
+      expect(r).toMatchObject({ code: 0, err: '' });
+      expect(r.out).toContain(
+        '# Every default applied; values of upstream env and headers and of audit.anchor.headers shown as ***.\n',
+      );
+      expect(r.out).toContain('    era: modern\n');
+      expect(r.out).toContain(`    - principal: alice\n      sha256: ${SHA.alice}\n`);
+      const shown = parse(r.out) as Record<string, unknown>;
+      expect(Object.keys(shown)).toEqual([
+        'server',
+        'sessions',
+        'resumability',
+        'timeouts',
+        'upstreams',
+        'trace',
+        'logging',
+        'auth',
+        'policy',
+        'audit',
+        'space',
+      ]);
+      // Validated again from the same directory, it is the configuration, secrets redacted.
+      const revalidated = parseConfigText(r.out, { baseDir: root, env: {} });
+      expect(revalidated).toEqual({ ok: true, config: redact(config), warnings: [] });
+    },
+  );
+
+  it('never prints a secret: env, headers and anchor headers values, in show and check --json', async () => {
+    vi.stubEnv('SB_CONFIG_TEST_SECRET', SECRETS.fromEnvironment);
+    writeFileSync(join(root, 'jwks.json'), '{"keys":[]}');
+    for (const [kind, anchor] of Object.entries(ANCHORS)) {
+      const path = file(`secrets-${kind}.yaml`, everySection(anchor));
+      const show = await run(['config', 'show', '--config', path]);
+      const check = await run(['config', 'check', '--json', path]);
+      expect(show.code).toBe(0);
+      expect(check.code).toBe(0);
+      for (const output of [show.out, show.err, check.out, check.err]) {
+        for (const secret of Object.values(SECRETS)) expect(output).not.toContain(secret);
+      }
+      // The hashes of tokens are not secrets: they are what the file holds.
+      for (const output of [show.out, check.out]) {
+        expect(output).toContain(SHA.alice);
+        expect(output).toContain(SHA.space.toLowerCase());
+      }
+      const json = JSON.parse(check.out) as { ok: boolean; config: GatewayConfig };
+      const [files, remote] = json.config.upstreams as [StdioUpstreamConfig, HttpUpstreamConfig];
+      expect(files.env).toEqual({ API_KEY: REDACTED, MODE: REDACTED });
+      expect(remote.headers).toEqual({ Authorization: REDACTED, 'X-From-Env': REDACTED });
+      expect(json.config.audit.anchor?.headers).toEqual(
+        kind === 'url' ? { Authorization: REDACTED, 'X-Env': REDACTED } : {},
+      );
+      const shown = parse(show.out) as { audit: { anchor: Record<string, unknown> } };
+      expect(shown.audit.anchor).toEqual(
+        kind === 'url'
+          ? { url: 'https://anchor.example.com/cp', headers: { Authorization: REDACTED, 'X-Env': REDACTED } }
+          : { path: resolve(root, '../anchor/checkpoints.log') },
+      );
+    }
   });
 });
 

@@ -4,22 +4,33 @@
  * (same validation, `${env:NAME}` from this process's environment).
  *
  * Exit codes: 0 valid, 1 invalid (every issue on stderr, one per line, with line and column),
- * 2 the file is missing or unreadable, or bad usage. Secrets never reach the output: values of
- * `env` and `headers` are printed as `***`.
+ * 2 the file is missing or unreadable, or bad usage. Secrets never reach the output: the values of
+ * upstream `env` and `headers` and of `audit.anchor.headers` are printed as `***`.
  */
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { defaultConfig } from '../../config/defaults.js';
 import { escapeInterpolation } from '../../config/env-interpolation.js';
 import { formatConfigIssues, type LoadedConfig, loadConfigFile } from '../../config/load.js';
-import type { GatewayConfig, UpstreamConfig } from '../../config/types.js';
+import type { SpaceConfig } from '../../config/sections/space.js';
+import type {
+  AuditConfig,
+  AuthConfig,
+  GatewayConfig,
+  PolicyConfig,
+  UpstreamConfig,
+} from '../../config/types.js';
 import { formatDuration, formatSize } from '../../config/units.js';
 import type { ConfigIssue } from '../../config/validate.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import type { CapabilityPattern, ValuePattern } from '../../space/capability-pattern.js';
 import { type Io, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
 
-/** What replaces secret values (upstream `env` and `headers` values) in printed configurations. */
+/**
+ * What replaces secret values (of upstream `env` and `headers`, of `audit.anchor.headers`) in
+ * printed configurations.
+ */
 export const REDACTED = '***';
 
 /**
@@ -89,7 +100,9 @@ export function registerConfigCommands(program: Command): void {
         source = loaded.file;
       }
       io.out(`# Effective configuration of ${source}\n`);
-      io.out(`# Every default applied; values of env and headers shown as ${REDACTED}.\n`);
+      io.out(
+        `# Every default applied; values of upstream env and headers and of audit.anchor.headers shown as ${REDACTED}.\n`,
+      );
       io.out(stringify(toFileShape(redact(gateway)), { lineWidth: 0 }));
     });
 }
@@ -130,27 +143,43 @@ export function summary(config: GatewayConfig): string {
   return `ok: ${n} upstream${n === 1 ? '' : 's'} (${list}), listening on ${address}`;
 }
 
-/** The configuration with every upstream `env` and `headers` value replaced by {@link REDACTED}. */
+/**
+ * The configuration with every secret replaced by {@link REDACTED}: the values of upstream `env`
+ * and `headers` and of `audit.anchor.headers` (names are kept). Token hashes (`auth.tokens`,
+ * `space.participants.*.tokens`) are kept: they are what the file holds, not the tokens.
+ */
 export function redact(config: GatewayConfig): GatewayConfig {
   const hide = (record: Readonly<Record<string, string>>) =>
     Object.fromEntries(Object.keys(record).map((key) => [key, REDACTED]));
+  const { anchor } = config.audit;
   return {
     ...config,
     upstreams: config.upstreams.map(
       (u): UpstreamConfig =>
         u.transport === 'stdio' ? { ...u, env: hide(u.env) } : { ...u, headers: hide(u.headers) },
     ),
+    audit:
+      anchor === undefined
+        ? config.audit
+        : { ...config.audit, anchor: { ...anchor, headers: hide(anchor.headers) } },
   };
 }
 
+/** Durations as the file writes them (`15s`; 0 as the number 0). */
+const dur = (ms: number): string | number => (ms === 0 ? 0 : formatDuration(ms));
+/** Sizes as the file writes them (`4MiB`; 0 as the number 0). */
+const size = (bytes: number): string | number => (bytes === 0 ? 0 : formatSize(bytes));
+/** A literal string where `${env:NAME}` interpolation applies. */
+const e = escapeInterpolation;
+const escapeRecord = (record: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(record).map(([k, v]) => [k, e(v)]));
+
 /**
- * The configuration in the file's shape: human units, upstreams as a map by name, literal `${`
- * escaped. Validating the result (with the same base directory) gives the configuration back.
+ * The configuration in the file's shape: the file's key names, human units, upstreams and space
+ * participants as maps by name, literal `${` escaped, optional keys that are unset left out.
+ * Validating the result (with the same base directory) gives the configuration back.
  */
 export function toFileShape(config: GatewayConfig): Record<string, unknown> {
-  const d = (ms: number) => (ms === 0 ? 0 : formatDuration(ms));
-  const b = (bytes: number) => (bytes === 0 ? 0 : formatSize(bytes));
-  const e = escapeInterpolation;
   const { server, sessions, resumability, timeouts, trace, logging } = config;
   // A Map keeps the declaration order even for upstreams named like numbers.
   const upstreams = new Map(
@@ -161,17 +190,14 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
               command: e(u.command),
               args: u.args.map(e),
               ...(u.cwd === undefined ? {} : { cwd: e(u.cwd) }),
-              env: Object.fromEntries(Object.entries(u.env).map(([k, v]) => [k, e(v)])),
+              env: escapeRecord(u.env),
               passEnv: [...u.passEnv],
             }
-          : {
-              url: e(u.url),
-              headers: Object.fromEntries(Object.entries(u.headers).map(([k, v]) => [k, e(v)])),
-            };
+          : { url: e(u.url), headers: escapeRecord(u.headers), era: u.era };
       const restart = {
         enabled: u.restart.enabled,
-        initialDelay: d(u.restart.initialDelayMs),
-        maxDelay: d(u.restart.maxDelayMs),
+        initialDelay: dur(u.restart.initialDelayMs),
+        maxDelay: dur(u.restart.maxDelayMs),
         maxRestarts: u.restart.maxRestarts,
       };
       return [
@@ -180,7 +206,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
           transport: u.transport,
           ...specific,
           sharing: u.sharing,
-          maxMessageBytes: b(u.maxMessageBytes),
+          maxMessageBytes: size(u.maxMessageBytes),
           restart,
         },
       ];
@@ -190,33 +216,168 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
     server: {
       host: e(server.host),
       port: server.port,
-      maxBodyBytes: b(server.maxBodyBytes),
+      maxBodyBytes: size(server.maxBodyBytes),
       allowedHosts: server.allowedHosts.map(e),
       allowedOrigins: server.allowedOrigins.map(e),
       responseMode: server.responseMode,
-      keepAlive: d(server.keepAliveMs),
+      keepAlive: dur(server.keepAliveMs),
     },
     sessions: {
       mode: sessions.mode,
-      idleTimeout: d(sessions.idleTimeoutMs),
-      maxAge: d(sessions.maxAgeMs),
+      idleTimeout: dur(sessions.idleTimeoutMs),
+      maxAge: dur(sessions.maxAgeMs),
       maxSessions: sessions.maxSessions,
       maxSessionsPerPrincipal: sessions.maxSessionsPerPrincipal,
       maxStreamsPerSession: sessions.maxStreamsPerSession,
     },
     resumability: {
       maxEventsPerSession: resumability.maxEventsPerSession,
-      maxEventAge: d(resumability.maxEventAgeMs),
-      retry: d(resumability.retryMs),
+      maxEventAge: dur(resumability.maxEventAgeMs),
+      retry: dur(resumability.retryMs),
     },
     timeouts: {
-      request: d(timeouts.requestMs),
+      request: dur(timeouts.requestMs),
       resetOnProgress: timeouts.resetOnProgress,
-      maxTotal: d(timeouts.maxTotalMs),
+      maxTotal: dur(timeouts.maxTotalMs),
     },
     upstreams,
-    trace: { enabled: trace.enabled, maxPayloadBytes: b(trace.maxPayloadBytes) },
+    trace: { enabled: trace.enabled, maxPayloadBytes: size(trace.maxPayloadBytes) },
     logging: { level: logging.level },
+    // Absent means no authentication: leave it out rather than print an (invalid) empty section.
+    ...(config.auth === undefined ? {} : { auth: authShape(config.auth) }),
+    policy: policyShape(config.policy),
+    audit: auditShape(config.audit),
+    space: spaceShape(config.space),
+  };
+}
+
+/** `auth`: tokens by their sha256 (never a token), `jwt` with its keys as the file writes them. */
+function authShape(auth: AuthConfig): Record<string, unknown> {
+  const tokens = auth.tokens.map((t) => ({
+    principal: e(t.principal),
+    sha256: t.sha256,
+    roles: t.roles.map(e),
+  }));
+  if (auth.jwt === undefined) return { tokens };
+  const j = auth.jwt;
+  return {
+    tokens,
+    jwt: {
+      // A relative path was resolved against the file's directory: it is absolute here.
+      jwks: e(j.jwks),
+      issuer: e(j.issuer),
+      audience: j.audience.map(e),
+      principalClaim: e(j.principalClaim),
+      ...(j.rolesClaim === undefined ? {} : { rolesClaim: e(j.rolesClaim) }),
+      clockTolerance: dur(j.clockToleranceMs),
+    },
+  };
+}
+
+/** `policy`: each rule's match fields under their file names (`target`), ids other than the default. */
+function policyShape(policy: PolicyConfig): Record<string, unknown> {
+  const rules = policy.rules.map((rule, index) => ({
+    // `rules[N]` is what a rule without an id gets: printing it would change nothing.
+    ...(rule.id === `rules[${index}]` ? {} : { id: e(rule.id) }),
+    ...(rule.upstream === undefined ? {} : { upstream: e(rule.upstream) }),
+    ...(rule.target === undefined ? {} : { target: e(rule.target) }),
+    ...(rule.methods === undefined ? {} : { methods: [...rule.methods] }),
+    ...(rule.principals === undefined ? {} : { principals: rule.principals.map(e) }),
+    ...(rule.roles === undefined ? {} : { roles: rule.roles.map(e) }),
+    ...(rule.action === undefined ? {} : { action: rule.action }),
+    ...(rule.tier === undefined ? {} : { tier: rule.tier }),
+  }));
+  return {
+    default: policy.default,
+    rules,
+    approvals: {
+      timeout: dur(policy.approvals.timeoutMs),
+      approverRoles: policy.approvals.approverRoles.map(e),
+    },
+  };
+}
+
+/** `audit`: sizes and durations in human units, `anchor` with `path`, or `url` and `headers`. */
+function auditShape(audit: AuditConfig): Record<string, unknown> {
+  const { anchor } = audit;
+  return {
+    enabled: audit.enabled,
+    ...(audit.dir === undefined ? {} : { dir: e(audit.dir) }),
+    fsync: audit.fsync,
+    rotate: size(audit.rotateBytes),
+    checkpoint: { every: audit.checkpoint.everyRecords, interval: dur(audit.checkpoint.everyMs) },
+    ...(audit.key === undefined ? {} : { key: e(audit.key) }),
+    ...(anchor === undefined
+      ? {}
+      : {
+          anchor: {
+            ...(anchor.path === undefined ? {} : { path: e(anchor.path) }),
+            // headers are an error next to path, so they go with url only.
+            ...(anchor.url === undefined
+              ? {}
+              : { url: e(anchor.url), headers: escapeRecord(anchor.headers) }),
+          },
+        }),
+    redact: { keys: audit.redact.keys.map(e), patterns: audit.redact.patterns.map(e) },
+    maxErrorLength: audit.maxErrorLength,
+  };
+}
+
+/**
+ * A capability as the file writes it: the shorthand `chat` for a bare kind, else `{kind,
+ * payload?}`. Every string in it is interpolated when read (keys are not), so every string value
+ * is escaped.
+ */
+function capabilityShape(capability: CapabilityPattern): unknown {
+  const kind = typeof capability.kind === 'string' ? e(capability.kind) : capability.kind.map(e);
+  if (capability.payload === undefined) return typeof kind === 'string' ? kind : { kind };
+  return { kind, payload: patternShape(capability.payload) };
+}
+
+function patternShape(value: ValuePattern): unknown {
+  if (typeof value === 'string') return e(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(patternShape);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, patternShape(v as ValuePattern)]));
+}
+
+/** `space`: participants as a map by id, each with its token hashes (never tokens). */
+function spaceShape(space: SpaceConfig): Record<string, unknown> {
+  // A Map, as for upstreams: participants named like numbers keep their order.
+  const participants = new Map(
+    space.participants.map((p) => [
+      p.id,
+      {
+        ...(p.capabilities === undefined ? {} : { capabilities: p.capabilities.map(capabilityShape) }),
+        ...(p.observe === undefined ? {} : { observe: p.observe }),
+        roles: p.roles.map(e),
+        tokens: p.tokens.map((t) => ({ sha256: t.sha256 })),
+      },
+    ]),
+  );
+  return {
+    enabled: space.enabled,
+    name: e(space.name),
+    protocols: [...space.protocols],
+    correlation: space.correlation,
+    context: { ...space.context },
+    maxFrameBytes: size(space.maxFrameBytes),
+    maxBufferedBytes: size(space.maxBufferedBytes),
+    heartbeat: dur(space.heartbeatMs),
+    joinTimeout: dur(space.joinTimeoutMs),
+    maxConnections: space.maxConnections,
+    maxConnectionsPerParticipant: space.maxConnectionsPerParticipant,
+    maxProposals: space.maxProposals,
+    history: {
+      maxEnvelopes: space.history.maxEnvelopes,
+      maxBytes: size(space.history.maxBytes),
+      maxResults: space.history.maxResults,
+    },
+    defaults: {
+      capabilities: space.defaults.capabilities.map(capabilityShape),
+      observe: space.defaults.observe,
+    },
+    participants,
   };
 }
 
