@@ -252,6 +252,14 @@ describe('policy.rules', () => {
   });
 
   describe('patterns', () => {
+    it.each(['target', 'tool', 'upstream'])(
+      'refuses an empty %s (YAML null) instead of matching every call',
+      (key) => {
+        const found = issue(withRules({ [key]: null, action: 'allow' }));
+        expect(found).toMatchObject({ path: `policy.rules[0].${key}`, expected: GLOB_EXPECTED });
+      },
+    );
+
     it.each(['*', 'exact', 'a?c', 'file:///srv/*', 'ns/*/tool', '**'])(
       'keeps the glob %j as written',
       (glob) => {

@@ -120,13 +120,11 @@ export function readPolicy(c: Checker, raw: unknown): PolicyConfig {
         'one of them (tool is another name for target)',
         'key',
       );
-    const targetRaw = r.get('target') ?? r.get('tool');
-    const target =
-      targetRaw === undefined
-        ? undefined
-        : glob(c, targetRaw, [...path, r.has('target') ? 'target' : 'tool']);
-    const upstream =
-      r.get('upstream') === undefined ? undefined : glob(c, r.get('upstream'), [...path, 'upstream']);
+    // A key that is present but empty (`target:` is YAML null) is an error, never "matches anything":
+    // read as absent, `- { target: , action: allow }` would allow every call.
+    const targetKey = r.has('target') ? 'target' : 'tool';
+    const target = r.has(targetKey) ? glob(c, r.get(targetKey), [...path, targetKey]) : undefined;
+    const upstream = r.has('upstream') ? glob(c, r.get('upstream'), [...path, 'upstream']) : undefined;
     const methods = matchList<GovernedMethod>(c, r, path, 'methods', (v, mp) => method(c, v, mp));
     const principals = matchList<string>(c, r, path, 'principals', (v, pp) => glob(c, v, pp));
     const roles = matchList<string>(c, r, path, 'roles', (v, rp) => glob(c, v, rp));

@@ -137,6 +137,16 @@ describe('the space section', () => {
       withSpace({ participants: { alice: { tokens: [{ sha256: 'sbt_secret_value' }] } } }),
     );
     expect(JSON.stringify(issue)).not.toContain('sbt_secret_value');
+    // The token itself where the map belongs: one issue, the value not shown.
+    const [bare, ...others] = invalid(
+      withSpace({ participants: { alice: { tokens: ['sbt_secret_value_pasted_as_is'] } } }),
+    );
+    expect(others).toEqual([]);
+    expect(bare).toMatchObject({
+      path: 'space.participants.alice.tokens[0]',
+      found: 'a string of 29 characters (not shown)',
+    });
+    expect(JSON.stringify(bare)).not.toContain('sbt_secret');
   });
 
   it('wants one token per identity: no hash twice, none shared with auth.tokens', () => {

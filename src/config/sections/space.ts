@@ -165,7 +165,13 @@ function role(c: Checker, value: unknown, path: ConfigPath): string | undefined 
 }
 
 function token(c: Checker, value: unknown, path: ConfigPath): { sha256: string } | undefined {
-  const t = c.section(value, path, TOKEN_KEYS, 'a map with sha256 (the hash of the token, never the token)');
+  const tokenExpected = 'a map with sha256 (the hash of the token, never the token)';
+  if (typeof value === 'string') {
+    // Never echo it: a string here is most likely a token pasted where its hash belongs.
+    c.issue(path, `a string of ${value.length} characters (not shown)`, tokenExpected);
+    return undefined;
+  }
+  const t = c.section(value, path, TOKEN_KEYS, tokenExpected);
   const raw = t.get('sha256');
   const expected = 'the sha256 of the token, 64 hex digits (switchboard auth token prints it)';
   if (raw === undefined) {
