@@ -21,7 +21,8 @@ export function switchboardConfig(upstreamName, command, args, extra = '') {
 
 /**
  * `switchboard serve --config F --port 0 --log-level warn [--no-trace]` on the bench's Node, with an
- * optional CPU profile (written when the gateway exits on SIGTERM).
+ * optional CPU profile (written when the gateway exits on SIGTERM). `extra` is YAML appended to the
+ * generated configuration (other top-level sections: `audit`, `space`...).
  */
 export async function startSwitchboard({
   upstreamName,
@@ -32,9 +33,10 @@ export async function startSwitchboard({
   profileDir,
   label,
   cli = CLI,
+  extra = '',
 }) {
   const configFile = join(workDir, `switchboard-${label ?? upstreamName}.yaml`);
-  writeFileSync(configFile, switchboardConfig(upstreamName, command, args));
+  writeFileSync(configFile, switchboardConfig(upstreamName, command, args, extra));
   const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const proc = await startProcess(
     NODE,

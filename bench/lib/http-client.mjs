@@ -3,6 +3,8 @@
 // connections. Responses may be JSON or SSE; both are parsed and the response matching the request
 // id is required. Every gateway is measured with exactly this client.
 import { Pool } from 'undici';
+import { cpuMsOf } from './procs.mjs';
+import { summarize } from './stats.mjs';
 
 export const PROTOCOL_VERSION = '2025-11-25';
 const ACCEPT = 'application/json, text/event-stream';
@@ -181,4 +183,53 @@ export async function loadWindow(session, pool, { concurrency, warmupMs, duratio
   };
   if (warmupMs > 0) await run(warmupMs, false);
   return run(durationMs, true);
+}
+
+/**
+ * Opens the bench session on a gateway and finds the echo tool's name on its endpoint (`echo` or
+ * `<name>__echo`). Resolves with { session, setupPool, tool }; close both when done.
+ */
+export async function prepareEcho(target) {
+  const pool = makePool(target.url, 2);
+  const session = new HttpMcpSession(target.url, pool);
+  await session.initialize();
+  const listed = await session.post({
+    jsonrpc: '2.0',
+    id: session.nextId++,
+    method: 'tools/list',
+    params: {},
+  });
+  const tools = listed.messages.find((m) => m.result)?.result?.tools ?? [];
+  const tool = tools.find((t) => t.name === 'echo') ?? tools.find((t) => t.name.endsWith('__echo'));
+  if (!tool) throw new Error(`${target.url}: no echo tool in ${JSON.stringify(tools.map((t) => t.name))}`);
+  return { session, setupPool: pool, tool: tool.name };
+}
+
+/**
+ * One measured window on a prepared gateway (`target`: { url, pid, session }): a fresh pool of C
+ * connections, `loadWindow`, and the CPU time of the gateway process (`pid`, without its upstream
+ * children) and of this load client, each per request of the window. CPU is read over warm-up +
+ * window and scaled to the window (approximate). Resolves with { rps, p50, p99, errors, completed,
+ * cpuUsPerReq, clientUsPerReq }.
+ */
+export async function measureWindow(target, { concurrency, warmupMs, durationMs, tool, args }) {
+  const pool = makePool(target.url, concurrency);
+  const cpu0 = cpuMsOf(target.pid);
+  const self0 = process.cpuUsage();
+  const w = await loadWindow(target.session, pool, { concurrency, warmupMs, durationMs, tool, args });
+  const cpu1 = cpuMsOf(target.pid);
+  const self1 = process.cpuUsage(self0);
+  await pool.close();
+  const s = summarize(w.latencies);
+  const share = durationMs / (durationMs + warmupMs);
+  const completed = Math.max(1, w.completed);
+  return {
+    rps: (w.completed / w.elapsedMs) * 1000,
+    p50: s.p50,
+    p99: s.p99,
+    errors: w.errors,
+    completed: w.completed,
+    cpuUsPerReq: ((cpu1 - cpu0) * 1000 * share) / completed,
+    clientUsPerReq: ((self1.user + self1.system) * share) / completed,
+  };
 }

@@ -10,10 +10,10 @@
 // rotated between repeats.
 import { join } from 'node:path';
 import { startEverythingHttp, startMcpProxy, startSupergateway, startSwitchboard } from '../lib/gateways.mjs';
-import { HttpMcpSession, loadWindow, makePool } from '../lib/http-client.mjs';
+import { measureWindow, prepareEcho as prepare } from '../lib/http-client.mjs';
 import { FIXTURES, NODE, packageVersion } from '../lib/paths.mjs';
-import { cpuMsOf, sleep } from '../lib/procs.mjs';
-import { fmtMsFromUs, fmtNum, fmtRatio, fmtSpread, fmtUs, median, rotate, summarize } from '../lib/stats.mjs';
+import { sleep } from '../lib/procs.mjs';
+import { fmtMsFromUs, fmtNum, fmtRatio, fmtSpread, fmtUs, median, rotate } from '../lib/stats.mjs';
 
 const TARGET_RATIO = 1.5;
 const PEER_KEYS = ['supergateway', 'mcp-proxy'];
@@ -73,23 +73,6 @@ function gatewaysFor(upstream, ctx) {
   return list;
 }
 
-/** Opens the bench session and finds the echo tool's name on this endpoint (`echo` or `<name>__echo`). */
-async function prepare(target) {
-  const pool = makePool(target.url, 2);
-  const session = new HttpMcpSession(target.url, pool);
-  await session.initialize();
-  const listed = await session.post({
-    jsonrpc: '2.0',
-    id: session.nextId++,
-    method: 'tools/list',
-    params: {},
-  });
-  const tools = listed.messages.find((m) => m.result)?.result?.tools ?? [];
-  const tool = tools.find((t) => t.name === 'echo') ?? tools.find((t) => t.name.endsWith('__echo'));
-  if (!tool) throw new Error(`${target.url}: no echo tool in ${JSON.stringify(tools.map((t) => t.name))}`);
-  return { session, setupPool: pool, tool: tool.name };
-}
-
 export default {
   name: 'http',
   order: 20,
@@ -119,38 +102,10 @@ export default {
             const line = [];
             for (const g of rotate(gateways, r + c)) {
               const t = running[g.key];
-              const pool = makePool(t.url, c);
-              const cpu0 = cpuMsOf(t.pid);
-              const self0 = process.cpuUsage();
-              const w = await loadWindow(t.session, pool, {
-                concurrency: c,
-                warmupMs,
-                durationMs,
-                tool: t.tool,
-                args,
-              });
-              const cpu1 = cpuMsOf(t.pid);
-              const self1 = process.cpuUsage(self0);
-              await pool.close();
-              const s = summarize(w.latencies);
-              const rps = (w.completed / w.elapsedMs) * 1000;
-              // CPU of the gateway process over warm-up + window, per request of the window (approximate).
-              const cpuUsPerReq =
-                ((cpu1 - cpu0) * 1000 * (durationMs / (durationMs + warmupMs))) / Math.max(1, w.completed);
-              const clientUsPerReq =
-                ((self1.user + self1.system) * (durationMs / (durationMs + warmupMs))) /
-                Math.max(1, w.completed);
-              data[g.key][c].push({
-                rps,
-                p50: s.p50,
-                p99: s.p99,
-                errors: w.errors,
-                completed: w.completed,
-                cpuUsPerReq,
-                clientUsPerReq,
-              });
+              const m = await measureWindow(t, { concurrency: c, warmupMs, durationMs, tool: t.tool, args });
+              data[g.key][c].push(m);
               line.push(
-                `${g.key} ${fmtNum(rps)}/s p99 ${fmtMsFromUs(s.p99)}${w.errors ? ` ERR ${w.errors}` : ''}`,
+                `${g.key} ${fmtNum(m.rps)}/s p99 ${fmtMsFromUs(m.p99)}${m.errors ? ` ERR ${m.errors}` : ''}`,
               );
               await sleep(150);
             }
