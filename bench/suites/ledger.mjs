@@ -161,7 +161,7 @@ export default {
   name: 'ledger',
   order: 40,
   title: 'Audit ledger: appends/s and records/s verified (issue "audit ledger")',
-  duration: { full: '~2 min', quick: '~30 s' },
+  duration: { full: '~30 s', quick: '~10 s' },
   async run(ctx) {
     const repeats = ctx.repeats ?? (ctx.quick ? 1 : 3);
     const records = ctx.quick ? 50_000 : 200_000;
