@@ -7,6 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'yaml';
 import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
 import { formatConfigIssues, loadConfigFile, parseConfigText } from './load.js';
+import { ANCHOR_KEYS, AUDIT_KEYS, CHECKPOINT_KEYS, REDACT_KEYS } from './sections/audit.js';
+import { AUTH_KEYS, JWT_KEYS, TOKEN_KEYS } from './sections/auth.js';
+import { APPROVAL_KEYS, POLICY_KEYS, RULE_KEYS } from './sections/policy.js';
+import { CONTEXT_KEYS, DEFAULTS_KEYS, HISTORY_KEYS, PARTICIPANT_KEYS, SPACE_KEYS } from './sections/space.js';
 import type { StdioUpstreamConfig } from './types.js';
 import { CONFIG_KEYS, type ConfigIssue, type ValidateOptions } from './validate.js';
 
@@ -237,18 +241,47 @@ describe('loadConfigFile', () => {
 });
 
 describe('examples/switchboard.yaml', () => {
-  const env = { EVERYTHING_KEY: 'dummy-key', REMOTE_TOKEN: 'dummy-token' };
+  const env = { EVERYTHING_KEY: 'dummy-key', REMOTE_TOKEN: 'dummy-token', ANCHOR_TOKEN: 'dummy-anchor' };
 
   it('is a valid configuration once the variables it references are set', async () => {
     const loaded = await loadConfigFile(EXAMPLE, { env });
     expect(loaded.warnings).toEqual([]);
-    expect(loaded.config.upstreams.map((u) => `${u.name}:${u.transport}:${u.sharing}`)).toEqual([
+    const { config } = loaded;
+    expect(config.upstreams.map((u) => `${u.name}:${u.transport}:${u.sharing}`)).toEqual([
       'everything:stdio:shared',
       'remote:http:per-session',
     ]);
-    const everything = loaded.config.upstreams[0] as StdioUpstreamConfig;
+    const everything = config.upstreams[0] as StdioUpstreamConfig;
     expect(everything.cwd).toBe(join(REPO, 'examples'));
     expect(everything.env.API_KEY).toBe('dummy-key');
+    // With auth configured, sessions are strict (lenient would give a warning).
+    expect(config.sessions.mode).toBe('strict');
+    expect(config.auth?.tokens.map((t) => `${t.principal}:${t.roles.join('+')}`)).toEqual([
+      'alice:approver+admin',
+      'ci-bot:ci',
+    ]);
+    expect(config.auth?.jwt?.jwks).toMatch(/^https:\/\//);
+    expect(config.policy.default).toBe('deny');
+    expect(config.policy.rules.every((rule) => !rule.id.startsWith('rules['))).toBe(true);
+    expect(config.policy.rules.find((rule) => rule.id === 'env-needs-approval')?.target).toBe('get-env');
+    expect(config.audit.anchor?.headers).toEqual({ Authorization: 'Bearer dummy-anchor' });
+    expect(config.space.participants.map((p) => p.id)).toEqual(['alice', 'build-bot', 'carol@example.com']);
+    expect(config.space.participants[1]?.capabilities).toContainEqual({
+      kind: 'mcp/request',
+      payload: { method: 'tools/*' },
+    });
+  });
+
+  it('holds token hashes, never tokens', async () => {
+    const { config } = await loadConfigFile(EXAMPLE, { env });
+    const hashes = [
+      ...(config.auth?.tokens ?? []).map((t) => t.sha256),
+      ...config.space.participants.flatMap((p) => p.tokens.map((t) => t.sha256)),
+    ];
+    expect(hashes).toHaveLength(3);
+    for (const hash of hashes) expect(hash).toMatch(/^[0-9a-f]{64}$/);
+    // `switchboard auth token` tokens start with sbt_: none may be in the file, not even in a comment.
+    expect(readFileSync(EXAMPLE, 'utf8')).not.toMatch(/sbt_[A-Za-z0-9_-]/);
   });
 
   it('names the variables it needs when they are not set', async () => {
@@ -256,7 +289,15 @@ describe('examples/switchboard.yaml', () => {
     expect((error.details?.issues as ConfigIssue[] | undefined)?.map((i) => i.expected)).toEqual([
       'the environment variable EVERYTHING_KEY to be set',
       'the environment variable REMOTE_TOKEN to be set',
+      'the environment variable ANCHOR_TOKEN to be set',
     ]);
+    // The header comment lists every variable the file references.
+    const text = readFileSync(EXAMPLE, 'utf8');
+    const header = text.slice(0, text.search(/^[^#\s]/m));
+    const values = text.replace(/^\s*#.*$/gm, '');
+    const names = new Set([...values.matchAll(/\$\{env:([A-Za-z0-9_]+)\}/g)].map((m) => m[1] ?? ''));
+    expect(names.size).toBe(3);
+    for (const name of names) expect(header).toContain(name);
   });
 
   it('sets every option, each with its default in a comment', () => {
@@ -273,8 +314,41 @@ describe('examples/switchboard.yaml', () => {
     expect(Object.keys((upstreams.everything?.restart ?? {}) as object).sort()).toEqual(
       [...CONFIG_KEYS.restart].sort(),
     );
-    // Each option is preceded by a comment that states its default (or why it has none).
-    const options = new Set<string>(Object.values(CONFIG_KEYS).flat());
+    // auth, policy, audit and space: every key, and every key of their maps and list items (over
+    // all items: tool and target are alternatives, and are shown in different rules).
+    const keysOf = (value: unknown) => Object.keys((value ?? {}) as object).sort();
+    const keysOfAll = (items: unknown) =>
+      [...new Set(Object.values((items ?? {}) as object).flatMap((item) => keysOf(item)))].sort();
+    const expectKeys = (value: unknown, keys: readonly string[]) => expect(value).toEqual([...keys].sort());
+    const { auth, policy, audit, space } = doc as Record<string, Record<string, Record<string, unknown>>>;
+    expectKeys(keysOf(auth), AUTH_KEYS);
+    expectKeys(keysOfAll(auth?.tokens), TOKEN_KEYS);
+    expectKeys(keysOf(auth?.jwt), JWT_KEYS);
+    expectKeys(keysOf(policy), POLICY_KEYS);
+    expectKeys(keysOfAll(policy?.rules), RULE_KEYS);
+    expectKeys(keysOf(policy?.approvals), APPROVAL_KEYS);
+    expectKeys(keysOf(audit), AUDIT_KEYS);
+    expectKeys(keysOf(audit?.checkpoint), CHECKPOINT_KEYS);
+    expectKeys(keysOf(audit?.redact), REDACT_KEYS);
+    // An anchor takes url (with headers) or path: the file shows url, and path in a comment.
+    expectKeys(
+      keysOf(audit?.anchor),
+      ANCHOR_KEYS.filter((key) => key !== 'path'),
+    );
+    expect(text).toMatch(/^\s*#.*\bpath: \//m);
+    expectKeys(keysOf(space), SPACE_KEYS);
+    expectKeys(keysOf(space?.context), CONTEXT_KEYS);
+    expectKeys(keysOf(space?.history), HISTORY_KEYS);
+    expectKeys(keysOf(space?.defaults), DEFAULTS_KEYS);
+    expectKeys(keysOfAll(space?.participants), PARTICIPANT_KEYS);
+    // Each option is preceded by a comment that states its default (or why it has none). The keys
+    // of rules and tokens are described by the comment above their list (roles, a key of both, is
+    // left out here).
+    const options = new Set<string>([
+      ...Object.values(CONFIG_KEYS).flat(),
+      ...[AUTH_KEYS, JWT_KEYS, POLICY_KEYS, APPROVAL_KEYS, AUDIT_KEYS, CHECKPOINT_KEYS].flat(),
+      ...[ANCHOR_KEYS, REDACT_KEYS, SPACE_KEYS, CONTEXT_KEYS, HISTORY_KEYS, DEFAULTS_KEYS].flat(),
+    ]);
     const lines = text.split('\n');
     let checked = 0;
     lines.forEach((line, index) => {
@@ -290,7 +364,7 @@ describe('examples/switchboard.yaml', () => {
       }
       checked++;
     });
-    expect(checked).toBeGreaterThan(35);
+    expect(checked).toBeGreaterThan(90);
   });
 });
 

@@ -23,6 +23,24 @@ const EXAMPLE = resolve(dirname(fileURLToPath(import.meta.url)), '../../../examp
 
 const run = (args: readonly string[]): Promise<CliRun> => runCli(args);
 
+/** The environment variables examples/switchboard.yaml references. */
+const EXAMPLE_VARIABLES = ['EVERYTHING_KEY', 'REMOTE_TOKEN', 'ANCHOR_TOKEN'] as const;
+
+/** Every section of a configuration, in the order `config show` prints them. */
+const ALL_SECTIONS = [
+  'server',
+  'sessions',
+  'resumability',
+  'timeouts',
+  'upstreams',
+  'trace',
+  'logging',
+  'auth',
+  'policy',
+  'audit',
+  'space',
+] as const;
+
 function file(name: string, text: string): string {
   const path = join(root, name);
   writeFileSync(path, text);
@@ -50,6 +68,10 @@ upstreams:
 `;
 
 describe('switchboard config check', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
   it('prints a one-line summary of a valid file and exits 0', async () => {
     const r = await run(['config', 'check', file('valid.yaml', VALID)]);
     expect(r).toEqual({
@@ -163,17 +185,35 @@ describe('switchboard config check', () => {
   });
 
   it('finds nothing wrong in examples/switchboard.yaml but its unset variables', async () => {
-    if (process.env.EVERYTHING_KEY !== undefined || process.env.REMOTE_TOKEN !== undefined) return;
+    for (const name of EXAMPLE_VARIABLES) vi.stubEnv(name, undefined);
     const r = await run(['config', 'check', EXAMPLE]);
     expect(r.code).toBe(1);
     const lines = r.err.trimEnd().split('\n');
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(
       /upstreams\.everything\.env\.API_KEY: found \$\{env:EVERYTHING_KEY\}, but EVERYTHING_KEY is not set/,
     );
     expect(lines[1]).toMatch(
       /upstreams\.remote\.headers\.Authorization: found \$\{env:REMOTE_TOKEN\}, but REMOTE_TOKEN is not set/,
     );
+    expect(lines[2]).toMatch(
+      /audit\.anchor\.headers\.Authorization: found \$\{env:ANCHOR_TOKEN\}, but ANCHOR_TOKEN is not set/,
+    );
+  });
+
+  it('passes examples/switchboard.yaml, every section set, without a warning once its variables are set', async () => {
+    for (const name of EXAMPLE_VARIABLES) vi.stubEnv(name, `value of ${name}`);
+    const r = await run(['config', 'check', EXAMPLE]);
+    const json = await run(['config', 'check', '--json', EXAMPLE]);
+    expect(r).toEqual({
+      code: 0,
+      err: '',
+      out: 'ok: 2 upstreams (everything: stdio shared, remote: http per-session), listening on 127.0.0.1:8787\n',
+    });
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.out) as { warnings: unknown[]; config: Record<string, unknown> };
+    expect(parsed.warnings).toEqual([]);
+    expect(Object.keys(parsed.config).sort()).toEqual([...ALL_SECTIONS].sort());
   });
 
   it('needs a file argument', async () => {
@@ -184,6 +224,10 @@ describe('switchboard config check', () => {
 });
 
 describe('switchboard config show', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
   it('prints the built-in configuration so that it validates back to itself', async () => {
     const dataDir = join(root, 'data');
     const r = await run(['config', 'show', '--data-dir', dataDir]);
@@ -215,6 +259,20 @@ describe('switchboard config show', () => {
     expect(r.out).toContain('      Authorization: "***"\n');
     const loaded = await loadConfigFile(path, { env: {} });
     const revalidated = validateConfig(parse(r.out), { baseDir: root, env: {} });
+    expect(revalidated).toEqual({ ok: true, config: redact(loaded.config), warnings: [] });
+  });
+
+  it('prints every section of examples/switchboard.yaml so that it validates back to itself', async () => {
+    for (const name of EXAMPLE_VARIABLES) vi.stubEnv(name, `secret-of-${name}`);
+    const r = await run(['config', 'show', '--config', EXAMPLE]);
+    expect(r).toMatchObject({ code: 0, err: '' });
+    for (const name of EXAMPLE_VARIABLES) expect(r.out).not.toContain(`secret-of-${name}`);
+    const shown = parse(r.out) as Record<string, unknown>;
+    expect(Object.keys(shown)).toEqual(ALL_SECTIONS);
+    const loaded = await loadConfigFile(EXAMPLE, { env: process.env });
+    expect(loaded.warnings).toEqual([]);
+    // Validated again from the example's directory, it is the configuration, secrets redacted.
+    const revalidated = parseConfigText(r.out, { baseDir: dirname(EXAMPLE), env: {} });
     expect(revalidated).toEqual({ ok: true, config: redact(loaded.config), warnings: [] });
   });
 
@@ -381,19 +439,7 @@ describe('config show and config check --json print every section', () => {
       expect(r.out).toContain('    era: modern\n');
       expect(r.out).toContain(`    - principal: alice\n      sha256: ${SHA.alice}\n`);
       const shown = parse(r.out) as Record<string, unknown>;
-      expect(Object.keys(shown)).toEqual([
-        'server',
-        'sessions',
-        'resumability',
-        'timeouts',
-        'upstreams',
-        'trace',
-        'logging',
-        'auth',
-        'policy',
-        'audit',
-        'space',
-      ]);
+      expect(Object.keys(shown)).toEqual(ALL_SECTIONS);
       // Validated again from the same directory, it is the configuration, secrets redacted.
       const revalidated = parseConfigText(r.out, { baseDir: root, env: {} });
       expect(revalidated).toEqual({ ok: true, config: redact(config), warnings: [] });
@@ -436,9 +482,20 @@ describe('config show and config check --json print every section', () => {
 
 describe('toFileShape', () => {
   it('gives back the configuration when validated again, for every option of the example', async () => {
-    const env = { EVERYTHING_KEY: 'key with ${literal} braces', REMOTE_TOKEN: 'token' };
+    const env = {
+      EVERYTHING_KEY: 'key with ${literal} braces',
+      REMOTE_TOKEN: 'token',
+      ANCHOR_TOKEN: 'anchor ${token}',
+    };
     const { config } = await loadConfigFile(EXAMPLE, { env });
-    const result = validateConfig(toFileShape(config), { baseDir: '/elsewhere', env: {} });
+    // The example sets every section, so the round trip covers each of them.
+    expect(config.auth?.jwt).toBeDefined();
+    expect(config.policy.rules.length).toBeGreaterThan(0);
+    expect(config.audit.anchor?.headers).toEqual({ Authorization: 'Bearer anchor ${token}' });
+    expect(config.space.participants.length).toBeGreaterThan(0);
+    const shape = toFileShape(config);
+    expect(Object.keys(shape)).toEqual(ALL_SECTIONS);
+    const result = validateConfig(shape, { baseDir: '/elsewhere', env: {} });
     expect(result).toEqual({ ok: true, config, warnings: [] });
   });
 

@@ -18,9 +18,9 @@ export const AUDIT_KEYS = [
   'redact',
   'maxErrorLength',
 ] as const;
-const CHECKPOINT_KEYS = ['every', 'interval'] as const;
-const ANCHOR_KEYS = ['path', 'url', 'headers'] as const;
-const REDACT_KEYS = ['keys', 'patterns'] as const;
+export const CHECKPOINT_KEYS = ['every', 'interval'] as const;
+export const ANCHOR_KEYS = ['path', 'url', 'headers'] as const;
+export const REDACT_KEYS = ['keys', 'patterns'] as const;
 const FSYNC: readonly FsyncPolicy[] = ['always', 'critical', 'never'];
 
 export const AUDIT_DEFAULTS: AuditConfig = {

@@ -11,8 +11,15 @@ import { type Checker, type ConfigPath, describeValue, entriesOf } from '../chec
 import type { AuthConfig, JwtConfig, TokenCredential } from '../types.js';
 
 export const AUTH_KEYS = ['tokens', 'jwt'] as const;
-const TOKEN_KEYS = ['principal', 'sha256', 'roles'] as const;
-const JWT_KEYS = ['jwks', 'issuer', 'audience', 'principalClaim', 'rolesClaim', 'clockTolerance'] as const;
+export const TOKEN_KEYS = ['principal', 'sha256', 'roles'] as const;
+export const JWT_KEYS = [
+  'jwks',
+  'issuer',
+  'audience',
+  'principalClaim',
+  'rolesClaim',
+  'clockTolerance',
+] as const;
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 const SHA256_EXPECTED = 'the sha256 of the token, 64 hex digits (switchboard auth token prints it)';
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;

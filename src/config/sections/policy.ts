@@ -15,7 +15,7 @@ import type {
 } from '../types.js';
 
 export const POLICY_KEYS = ['default', 'rules', 'approvals'] as const;
-const RULE_KEYS = [
+export const RULE_KEYS = [
   'id',
   'upstream',
   'target',
@@ -26,7 +26,7 @@ const RULE_KEYS = [
   'action',
   'tier',
 ] as const;
-const APPROVAL_KEYS = ['timeout', 'approverRoles'] as const;
+export const APPROVAL_KEYS = ['timeout', 'approverRoles'] as const;
 export const ACTIONS: readonly PolicyAction[] = ['allow', 'deny', 'ask'];
 export const TIERS: readonly Tier[] = ['T0', 'T1', 'T2', 'T3'];
 export const GOVERNED_METHODS: readonly GovernedMethod[] = ['tools/call', 'resources/read', 'prompts/get'];

@@ -69,10 +69,10 @@ export const SPACE_KEYS = [
   'defaults',
   'participants',
 ] as const;
-const CONTEXT_KEYS = ['mode', 'maxDepth', 'maxLength'] as const;
-const HISTORY_KEYS = ['maxEnvelopes', 'maxBytes', 'maxResults'] as const;
-const DEFAULTS_KEYS = ['capabilities', 'observe'] as const;
-const PARTICIPANT_KEYS = ['capabilities', 'observe', 'roles', 'tokens'] as const;
+export const CONTEXT_KEYS = ['mode', 'maxDepth', 'maxLength'] as const;
+export const HISTORY_KEYS = ['maxEnvelopes', 'maxBytes', 'maxResults'] as const;
+export const DEFAULTS_KEYS = ['capabilities', 'observe'] as const;
+export const PARTICIPANT_KEYS = ['capabilities', 'observe', 'roles', 'tokens'] as const;
 const TOKEN_KEYS = ['sha256'] as const;
 const SHA256_HEX = /^[0-9a-f]{64}$/i;
 const ROLE = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
