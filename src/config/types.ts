@@ -205,7 +205,10 @@ export interface AuditConfig {
     readonly url?: string;
     readonly headers: Readonly<Record<string, string>>;
   };
-  /** Extra redaction: key names (case-insensitive substrings) and value regular expressions. */
+  /**
+   * Extra redaction: key names and value regular expressions. Key names match as substrings,
+   * ignoring case and every character but letters and digits (`api_key` also covers `apiKey`).
+   */
   readonly redact: { readonly keys: readonly string[]; readonly patterns: readonly string[] };
   readonly maxErrorLength: number;
 }
