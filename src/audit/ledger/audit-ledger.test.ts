@@ -84,6 +84,45 @@ describe('AuditLedger: writing', () => {
     expect(lines.map((line) => recordOf(line).entry_hash)).toEqual(results.map((r) => r.entryHash));
   });
 
+  it('lets appends made one after another within flushDelayMs share one write', async () => {
+    const d = dir();
+    const { io, events } = recordingIo();
+    const ledger = await openLedger(d, { io, flushDelayMs: 50 });
+    const first = ledger.append(sampleEvent(1));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = ledger.append(sampleEvent(2));
+    expect(events).toEqual([]);
+    expect((await Promise.all([first, second])).map((r) => r.seq)).toEqual([1, 2]);
+    expect(events).toEqual([`write ${ledgerFileName(1)} 2`]);
+    await ledger.close();
+  });
+
+  it('writes a durable append at once, taking the waiting ones along, and close writes what waits', async () => {
+    const d = dir();
+    const { io, events } = recordingIo();
+    const ledger = await openLedger(d, { io, flushDelayMs: 60_000, fsync: 'critical' });
+    const waiting = ledger.append(sampleEvent(1));
+    const durable = await ledger.append(sampleEvent(2), { durable: true });
+    expect(durable.seq).toBe(2);
+    expect(await waiting).toMatchObject({ seq: 1 });
+    expect(events).toEqual([`write ${ledgerFileName(1)} 2`, `sync ${ledgerFileName(1)}`]);
+    const last = ledger.append(sampleEvent(3));
+    await ledger.close();
+    expect(await last).toMatchObject({ seq: 3 });
+    expect(readLines(d).map((line) => recordOf(line).seq)).toEqual([1, 2, 3]);
+  });
+
+  it('timestamps a record when it is appended, not when it is written', async () => {
+    const d = dir();
+    let now = Date.parse('2026-01-01T00:00:00.000Z');
+    const ledger = await openLedger(d, { flushDelayMs: 20, clock: () => now });
+    const appended = ledger.append(sampleEvent(1));
+    now += 60_000;
+    await appended;
+    await ledger.close();
+    expect(recordOf(readLines(d)[0] as string).ts).toBe('2026-01-01T00:00:00.000Z');
+  });
+
   it('rotates files by size and the chain continues across them', async () => {
     const d = dir();
     await writeLedger(d, 40, { ledger: { rotateBytes: 4000 } });

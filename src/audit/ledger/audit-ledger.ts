@@ -3,10 +3,16 @@
  * hash-chained, in append-only JSONL files under the ledger directory, with signed RFC 6962
  * checkpoints every N records, every T ms and at close, optionally copied to an anchor.
  *
- * One ordered writer. `append` builds the record at once (redaction, seq, timestamp, hash chain)
- * and queues its line; a single flush loop writes whatever is queued in one write per batch, fsyncs
- * per the policy, then resolves the batch's appends. The Merkle accumulator advances only over
- * lines that were written, so checkpoints never re-read the log.
+ * One ordered writer. `append` takes the event's timestamp and queues it; a single flush loop
+ * builds the queued records in order (redaction, seq, hash chain), writes them in one write per
+ * batch, fsyncs per the policy, then resolves the batch's appends. The Merkle accumulator advances
+ * only over lines that were written, so checkpoints never re-read the log.
+ *
+ * Why the record is built in the flush loop and not in `append`: `append` runs on the answer's path
+ * (the governance layer records a call as it completes), and building costs redaction, canonical
+ * JSON and hashing. A durable append starts the loop at once; others wait up to `flushDelayMs`, so
+ * that calls completing one after another share a write instead of each paying a thread-pool round
+ * trip (the issue's "batched otherwise"). The order of records is the order of `append` calls.
  *
  * Fail closed: when a batch cannot be written (or synced when it had to be), its appends and every
  * append queued behind it reject with `SB_AUDIT_UNAVAILABLE`, the chain head goes back to the last
@@ -70,6 +76,11 @@ export interface AuditLedgerOptions {
   readonly io?: LedgerIo;
   /** While unhealthy, probe the file system this often (ms) to recover without an append; default 1000. */
   readonly probeIntervalMs?: number;
+  /**
+   * How long a non-durable append may wait for others to share its write (ms); default 2. A durable
+   * append, a checkpoint and `close` flush at once. 0: every append starts the flush loop at once.
+   */
+  readonly flushDelayMs?: number;
 }
 
 /** What `append` resolves with: the record's place in the chain. */
@@ -85,10 +96,14 @@ interface CheckpointWaiter {
   readonly reject: (error: unknown) => void;
 }
 
+/** A queued append: its event until the flush loop builds its line (queue order = chain order). */
 interface Pending {
-  readonly line: string;
-  readonly bytes: number;
-  readonly head: LedgerHead;
+  event: AuditEvent | undefined;
+  /** Milliseconds since the epoch when `append` was called: the record's `ts`. */
+  readonly ts: number;
+  line: string;
+  bytes: number;
+  head: LedgerHead;
   readonly durable: boolean;
   readonly resolve: (result: AppendResult) => void;
   readonly reject: (error: unknown) => void;
@@ -104,6 +119,7 @@ const DEFAULTS = {
   everyRecords: 1000,
   everyMs: 60_000,
   maxErrorLength: 1024,
+  flushDelayMs: 2,
 } as const;
 
 function unavailable(message: string, cause?: unknown): SwitchboardError {
@@ -147,6 +163,9 @@ export class AuditLedger {
   readonly #timer: NodeJS.Timeout | undefined;
   readonly #lock: LedgerLock;
   readonly #probeIntervalMs: number;
+  readonly #flushDelayMs: number;
+  /** Set while non-durable appends wait to share a write. */
+  #flushTimer: NodeJS.Timeout | undefined;
   /** Runs while the ledger is unhealthy: see {@link AuditLedger.healthy}. */
   #probeTimer: NodeJS.Timeout | undefined;
   #probeWanted = false;
@@ -156,6 +175,8 @@ export class AuditLedger {
   #committed: LedgerHead;
   #lastLine: LinePosition | undefined;
   #queue: Pending[] = [];
+  /** How many of the queue's first entries have their line built (always a prefix of the queue). */
+  #built = 0;
   /** `checkpoint()` and `close()` calls: each waits for a checkpoint covering the records built before it. */
   #checkpointWaiters: CheckpointWaiter[] = [];
   /** The count or the timer asks for a checkpoint: it goes before the next batch, so load cannot starve it. */
@@ -196,6 +217,7 @@ export class AuditLedger {
     this.#lastLine = parts.recovered.lastLine;
     this.#lock = parts.lock;
     this.#probeIntervalMs = options.probeIntervalMs ?? 1000;
+    this.#flushDelayMs = options.flushDelayMs ?? DEFAULTS.flushDelayMs;
     const everyMs = options.checkpoint?.everyMs ?? DEFAULTS.everyMs;
     if (everyMs > 0) {
       this.#timer = setInterval(() => this.#requestCheckpoint(), everyMs);
@@ -289,31 +311,68 @@ export class AuditLedger {
 
   /**
    * Records `event`. Resolves once its line is written, and fsynced when `durable` is set under the
-   * `critical` policy or always under `always` (`never` ignores `durable`).
+   * `critical` policy or always under `always` (`never` ignores `durable`). The record's `ts` is
+   * taken now; the line is built by the flush loop (see the module comment).
    *
    * @throws (rejects) SwitchboardError `SB_AUDIT_UNAVAILABLE` when the line cannot be written or
    *   the ledger is closed; `SB_INTERNAL` for an invalid event (unknown tier or decision, no method).
    */
   append(event: AuditEvent, options: { durable?: boolean } = {}): Promise<AppendResult> {
     if (this.#closing) return Promise.reject(unavailable('The audit ledger is closed'));
-    let line: string;
-    let head: LedgerHead;
-    try {
-      const fields = recordFields(event, { redactor: this.#redactor, maxErrorLength: this.#maxErrorLength });
-      const seq = this.#head.seq + 1;
-      const ts = new Date(this.#clock()).toISOString();
-      const encoded = encodeRecord(seq, ts, this.#head.entryHash, fields);
-      line = encoded.line;
-      head = { seq, entryHash: encoded.entryHash };
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    this.#head = head;
+    const ts = this.#clock();
     const durable = this.#fsync === 'always' || (this.#fsync === 'critical' && options.durable === true);
     return new Promise<AppendResult>((resolve, reject) => {
-      this.#queue.push({ line, bytes: Buffer.byteLength(line, 'utf8') + 1, head, durable, resolve, reject });
-      this.#kick();
+      this.#queue.push({ event, ts, line: '', bytes: 0, head: this.#head, durable, resolve, reject });
+      this.#schedule(durable);
     });
+  }
+
+  /** Starts the flush loop now (durable), or within `flushDelayMs` unless it runs or is due already. */
+  #schedule(now: boolean): void {
+    if (now || this.#flushDelayMs === 0) {
+      this.#cancelFlushTimer();
+      this.#kick();
+      return;
+    }
+    // A running loop takes what is queued when its batch is done.
+    if (this.#loop !== undefined || this.#flushTimer !== undefined) return;
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined;
+      this.#kick();
+    }, this.#flushDelayMs);
+  }
+
+  #cancelFlushTimer(): void {
+    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+  }
+
+  /**
+   * Builds the lines of the queued appends, in queue order, extending the chain head. An event that
+   * cannot be encoded (a bug of the caller) is rejected and leaves the chain as it was.
+   */
+  #buildQueued(): void {
+    while (this.#built < this.#queue.length) {
+      const pending = this.#queue[this.#built] as Pending;
+      const event = pending.event as AuditEvent;
+      try {
+        const fields = recordFields(event, {
+          redactor: this.#redactor,
+          maxErrorLength: this.#maxErrorLength,
+        });
+        const seq = this.#head.seq + 1;
+        const encoded = encodeRecord(seq, new Date(pending.ts).toISOString(), this.#head.entryHash, fields);
+        pending.line = encoded.line;
+        pending.bytes = Buffer.byteLength(encoded.line, 'utf8') + 1;
+        pending.head = { seq, entryHash: encoded.entryHash };
+        pending.event = undefined;
+        this.#head = pending.head;
+        this.#built++;
+      } catch (error) {
+        this.#queue.splice(this.#built, 1);
+        pending.reject(error);
+      }
+    }
   }
 
   /** Writes a checkpoint of everything written so far (nothing when nothing is new). */
@@ -334,6 +393,7 @@ export class AuditLedger {
   async #close(): Promise<void> {
     this.#closing = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#cancelFlushTimer();
     this.#stopProbing();
     try {
       await this.#checkpointNow();
@@ -348,6 +408,9 @@ export class AuditLedger {
   }
 
   #checkpointNow(): Promise<void> {
+    // Build what is queued, so that the waiter's `upTo` covers every append made before it.
+    this.#buildQueued();
+    this.#cancelFlushTimer();
     return new Promise<void>((resolve, reject) => {
       this.#checkpointWaiters.push({ upTo: this.#head.seq, resolve, reject });
       this.#kick();
@@ -427,22 +490,26 @@ export class AuditLedger {
    */
   async #takeBatch(): Promise<Pending[]> {
     const first = this.#queue[0] as Pending;
+    // Entries queued while a rotation below is awaited are not built yet: only the built prefix goes.
     if (first.bytes > this.#files.room && this.#files.size > 0) await this.#files.rotate();
     const room = Math.min(Math.max(this.#files.room, first.bytes), MAX_BATCH_BYTES);
     let bytes = first.bytes;
     let count = 1;
-    while (count < this.#queue.length && count < MAX_BATCH_LINES) {
+    while (count < this.#built && count < MAX_BATCH_LINES) {
       const next = (this.#queue[count] as Pending).bytes;
       if (bytes + next > room) break;
       bytes += next;
       count++;
     }
+    this.#built -= count;
     return this.#queue.splice(0, count);
   }
 
   async #writeBatch(): Promise<void> {
     let batch: Pending[] = [];
     try {
+      this.#buildQueued();
+      if (this.#built === 0) return;
       batch = await this.#takeBatch();
       let text = '';
       let durable = false;
@@ -479,6 +546,7 @@ export class AuditLedger {
 
   #fail(batch: Pending[], error: unknown): void {
     const rejected = [...batch, ...this.#queue.splice(0)];
+    this.#built = 0;
     this.#head = this.#committed;
     this.#healthy = false;
     this.#failures++;
