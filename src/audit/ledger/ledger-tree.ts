@@ -27,13 +27,20 @@ export function leafDigest(data: Buffer, start = 0, end = data.length): string {
   return hash('sha256', input.subarray(0, end - start + 1), 'binary');
 }
 
-/** RFC 6962 node hash of two latin1 digests, as a latin1 digest. */
+/** The input of a node hash: 0x01, then the two child digests (filled per call). */
+const NODE_INPUT = Buffer.alloc(65, 0x01);
+
+/**
+ * RFC 6962 node hash of two latin1 digests, as a latin1 digest. The digests are copied in by a
+ * loop (one character per byte), cheaper here than two `Buffer#write` calls and a view.
+ */
 function nodeDigest(left: string, right: string): string {
-  const input = ensureScratch(65);
-  input[0] = 0x01;
-  input.write(left, 1, 32, 'latin1');
-  input.write(right, 33, 32, 'latin1');
-  return hash('sha256', input.subarray(0, 65), 'binary');
+  const input = NODE_INPUT;
+  for (let k = 0; k < 32; k++) {
+    input[1 + k] = left.charCodeAt(k);
+    input[33 + k] = right.charCodeAt(k);
+  }
+  return hash('sha256', input, 'binary');
 }
 
 const EMPTY_ROOT = new MerkleAccumulator().root();

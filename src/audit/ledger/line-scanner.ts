@@ -16,10 +16,17 @@ const CHUNK_SIZE = 1024 * 1024;
 
 /**
  * One complete line, handed to the visitor. Its bytes are `data[start, end)`; `data` is a reused
- * buffer, only valid during the call (copy what you keep). `bytes` makes the view on demand: the
- * hot paths copy from `data` directly instead.
+ * buffer, only valid during the call (copy what you keep), and `data[end]` is the line's newline.
+ * `data[0, start)` holds lines already visited, which the scanner never reads again: a visitor may
+ * overwrite those bytes (the verifier hashes in place). `bytes` makes the view on demand: the hot
+ * paths work on `data` directly instead.
  */
 export class ScannedLine {
+  /** The decoded text; `null` until decoded (scans with `decode: false` decode on first use). */
+  #text: string | undefined | null;
+  /** Whether the line's bytes are known to be valid UTF-8 (its whole chunk was). */
+  readonly #chunkUtf8: boolean;
+
   constructor(
     /** The file's name (not its path). */
     readonly file: string,
@@ -27,12 +34,28 @@ export class ScannedLine {
     readonly lineNo: number,
     /** Byte offset of the line's first byte in the file. */
     readonly offset: number,
-    /** The decoded line, or `undefined` when its bytes are not valid UTF-8. */
-    readonly text: string | undefined,
+    text: string | undefined | null,
     readonly data: Buffer,
     readonly start: number,
     readonly end: number,
-  ) {}
+    chunkUtf8: boolean,
+  ) {
+    this.#text = text;
+    this.#chunkUtf8 = chunkUtf8;
+  }
+
+  /** The decoded line, or `undefined` when its bytes are not valid UTF-8. */
+  get text(): string | undefined {
+    if (this.#text === null)
+      this.#text = this.utf8 ? this.data.toString('utf8', this.start, this.end) : undefined;
+    return this.#text;
+  }
+
+  /** Whether the line's bytes are valid UTF-8. */
+  get utf8(): boolean {
+    if (this.#chunkUtf8) return true;
+    return this.#text === null ? isUtf8(this.bytes) : this.#text !== undefined;
+  }
 
   /** The line's bytes without the newline (a view into `data`). */
   get bytes(): Buffer {
@@ -64,6 +87,11 @@ export interface ScanOptions {
   readonly startLineNo?: number;
   /** Called for a file's incomplete last line; return `false` to stop the scan. */
   readonly onTorn?: (torn: TornLine) => boolean | undefined;
+  /**
+   * Decode each chunk's text up front (default `true`); `false` decodes a line only when its
+   * `text` is read, for visitors that mostly work on the bytes (the verifier).
+   */
+  readonly decode?: boolean;
 }
 
 /**
@@ -81,7 +109,7 @@ export async function scanLines(
     const file = files[i] as string;
     const start = i === 0 ? (options.startOffset ?? 0) : 0;
     const lineNo = i === 0 ? (options.startLineNo ?? 1) : 1;
-    if (!(await scanFile(join(dir, file), file, start, lineNo, reader, visit, options.onTorn))) return false;
+    if (!(await scanFile(join(dir, file), file, start, lineNo, reader, visit, options))) return false;
   }
   return true;
 }
@@ -93,7 +121,7 @@ async function scanFile(
   firstLineNo: number,
   reader: { buffer: Buffer },
   visit: LineVisitor,
-  onTorn: ScanOptions['onTorn'],
+  { onTorn, decode = true }: ScanOptions,
 ): Promise<boolean> {
   const handle = await open(path, 'r');
   try {
@@ -120,29 +148,40 @@ async function scanFile(
         continue;
       }
       const region = data.subarray(0, last + 1);
-      const text = isUtf8(region) ? region.toString('utf8') : undefined;
-      // Pure ASCII (bytes and UTF-16 units line up): the text's newlines are the bytes' newlines.
-      const ascii = text !== undefined && text.length === region.length;
-      let at = 0;
-      let textAt = 0;
-      while (at <= last) {
-        let end: number;
-        let lineText: string | undefined;
-        if (text !== undefined) {
-          const textEnd = text.indexOf('\n', textAt);
-          lineText = text.slice(textAt, textEnd);
-          textAt = textEnd + 1;
-          end = ascii ? textEnd : data.indexOf(10, at);
-        } else {
-          end = data.indexOf(10, at);
-          const bytes = data.subarray(at, end);
-          lineText = isUtf8(bytes) ? bytes.toString('utf8') : undefined;
+      const valid = isUtf8(region);
+      if (!decode) {
+        // Lines by their newline bytes; text decoded on demand.
+        let at = 0;
+        while (at <= last) {
+          const end = data.indexOf(10, at);
+          const line = new ScannedLine(file, lineNo, dataOffset + at, null, data, at, end, valid);
+          if (visit(line) === false) return false;
+          lineNo++;
+          at = end + 1;
         }
-        if (visit(new ScannedLine(file, lineNo, dataOffset + at, lineText, data, at, end)) === false) {
-          return false;
+      } else {
+        const text = valid ? region.toString('utf8') : undefined;
+        // Pure ASCII (bytes and UTF-16 units line up): the text's newlines are the bytes' newlines.
+        const ascii = text !== undefined && text.length === region.length;
+        let at = 0;
+        let textAt = 0;
+        while (at <= last) {
+          let end: number;
+          let lineText: string | undefined | null;
+          if (text !== undefined) {
+            const textEnd = text.indexOf('\n', textAt);
+            lineText = text.slice(textAt, textEnd);
+            textAt = textEnd + 1;
+            end = ascii ? textEnd : data.indexOf(10, at);
+          } else {
+            end = data.indexOf(10, at);
+            lineText = null;
+          }
+          const line = new ScannedLine(file, lineNo, dataOffset + at, lineText, data, at, end, valid);
+          if (visit(line) === false) return false;
+          lineNo++;
+          at = end + 1;
         }
-        lineNo++;
-        at = end + 1;
       }
       carry = data.length - (last + 1);
       // Buffer#copy handles the overlap (memmove).

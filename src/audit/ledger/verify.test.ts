@@ -7,7 +7,9 @@ import { generateNoteKey, parseSignerKey } from '../signed-note.js';
 import { CHECKPOINT_GENESIS, formatCheckpointLine } from './checkpoint-line.js';
 import { CHECKPOINTS_FILE, ledgerFileName, SIGNER_KEY_FILE, VERIFIER_KEY_FILE } from './ledger-paths.js';
 import { LedgerTree } from './ledger-tree.js';
+import { ENTRY_HASH_SUFFIX_LENGTH, entryHashOf } from './record-line.js';
 import {
+  openLedger,
   readLines,
   recordOf,
   reencode,
@@ -119,6 +121,45 @@ describe('verifyLedger', () => {
       reason: 'schema',
       detail: 'the line does not end with its entry_hash member',
     });
+  });
+
+  it('refuses a record line that is not canonical even when its bytes hash right (the last one, so no link breaks)', async () => {
+    const l = await ledger(12, 0);
+    const lines = readLines(l.dir, ledgerFileName(1));
+    const last = lines[11] as string;
+    // White space after the first member, then the entry hash recomputed over those bytes.
+    const hashed = `${last.slice(0, -ENTRY_HASH_SUFFIX_LENGTH).replace('},"', '}, "')}}`;
+    expect(hashed).toContain(', "');
+    lines[11] = `${hashed.slice(0, -1)},"entry_hash":"${entryHashOf(hashed)}"}`;
+    // The same record, parsed: only its bytes (and so its hash) differ.
+    expect({ ...recordOf(lines[11] as string), entry_hash: '' }).toEqual({
+      ...recordOf(last),
+      entry_hash: '',
+    });
+    writeLines(l.dir, ledgerFileName(1), lines);
+    expect((await verifyLedger({ dir: l.dir })).firstBreak).toMatchObject({
+      seq: 12,
+      reason: 'schema',
+      detail: 'the line is not the RFC 8785 canonical form of its record',
+      line: 12,
+    });
+    expect((await verifyLedger({ dir: l.dir })).firstBreak?.also).toBeUndefined();
+  });
+
+  it('verifies records the fast path leaves to the general one (escapes, exponents, U+E000 and above in names)', async () => {
+    const l = await ledger(3, 0);
+    const writer = await openLedger(l.dir);
+    await writer.append({
+      method: 'tools/call',
+      tier: 'T1',
+      decision: 'allowed',
+      duration_ms: 1e-7,
+      args: { 'tab\there': 'quote " and \\ backslash', '\ue000': 1, '\u{1f600}': 2e21, n: -0.5 },
+    });
+    await writer.close();
+    const report = await verifyLedger({ dir: l.dir });
+    expect(report).toMatchObject({ records: 4 });
+    expect(report.firstBreak).toBeUndefined();
   });
 
   it('finds a renumbered record (re-hashed, so its own hash and link are right) at its position', async () => {

@@ -4,9 +4,13 @@
  * 1. The checkpoint log: every line signed by the verifier key, chained by `prev`, one origin,
  *    sizes never decreasing; the anchor's lines (when given) signed by the same key.
  * 2. One pass over the ledger files in order, line by line: UTF-8 and JSON, the entry hash
- *    recomputed from the line's bytes (no re-canonicalization), the schema, seq, prev_hash. A
- *    Merkle accumulator runs along, and at each checkpoint's and anchored checkpoint's size its root
- *    is compared: the cost stays linear however many checkpoints there are.
+ *    recomputed from the line's bytes, the schema, seq, prev_hash, and that the line is the
+ *    canonical form of its record (so any JCS implementation re-derives the same hash from the
+ *    parsed record). A line the writer produced is proven all of that by one scan of its bytes
+ *    (canonical-line-check.ts, where the soundness argument is), then hashed where it lies; any
+ *    other line takes the general path (`JSON.parse`, the schema, a re-encoding), which names the
+ *    failure. A Merkle accumulator runs along, and at each checkpoint's and anchored checkpoint's
+ *    size its root is compared: the cost stays linear however many checkpoints there are.
  * 3. Checkpoints larger than the log (`cp_root`), anchored checkpoints larger than the log
  *    (`truncated_below_anchor`).
  * 4. The verdict: `intact` only when an anchor confirms every record; `unanchored` when the log
@@ -18,8 +22,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { type NoteVerifier, parseVerifierKey } from '../signed-note.js';
+import { checkCanonicalRecordLine, latin1 } from './canonical-line-check.js';
+import { canonicalJson } from './canonical-record.js';
 import { CHECKPOINTS_FILE, listLedgerFiles, VERIFIER_KEY_FILE } from './ledger-paths.js';
-import { LedgerTree } from './ledger-tree.js';
+import { LedgerTree, leafDigest } from './ledger-tree.js';
 import { type ScannedLine, scanLines } from './line-scanner.js';
 import {
   ENTRY_HASH_DOMAIN,
@@ -51,6 +57,7 @@ export interface VerifyOptions {
 }
 
 const DOMAIN = Buffer.from(ENTRY_HASH_DOMAIN, 'utf8');
+const SUFFIX_HEAD = Buffer.from(ENTRY_HASH_SUFFIX_HEAD, 'latin1');
 
 /** Recomputes entry hashes from line bytes with one reused buffer: domain + line minus suffix + `}`. */
 class EntryHasher {
@@ -83,6 +90,54 @@ function statedHash(text: string): string | undefined {
   const at = text.length - ENTRY_HASH_SUFFIX_LENGTH;
   if (at < 1 || !text.startsWith(ENTRY_HASH_SUFFIX_HEAD, at) || !text.endsWith('"}')) return undefined;
   return text.slice(at + ENTRY_HASH_SUFFIX_HEAD.length, text.length - 2);
+}
+
+/** The entry hash {@link hashInPlace} computed last (module state: no object per line). */
+let inPlaceEntryHash = '';
+
+/**
+ * The Merkle leaf digest (returned) and the entry hash ({@link inPlaceEntryHash}) of the line
+ * `data[start, end)`, hashed where it lies instead of copied: the bytes before the line, those of
+ * lines already visited and never read again by the scanner, are overwritten with each hash's
+ * prefix (`0x00`, then the domain tag), and the suffix's comma is `}` for the entry hash, then put
+ * back. Needs `start >= DOMAIN.length`. The line's own bytes are unchanged afterwards.
+ */
+function hashInPlace(data: Buffer, start: number, end: number): string {
+  data[start - 1] = 0x00;
+  const leaf = hash('sha256', data.subarray(start - 1, end), 'binary');
+  const from = start - DOMAIN.length;
+  for (let k = 0; k < DOMAIN.length; k++) data[from + k] = DOMAIN[k] as number;
+  const close = end - ENTRY_HASH_SUFFIX_LENGTH;
+  data[close] = 0x7d;
+  inPlaceEntryHash = hash('sha256', data.subarray(from, close + 1), 'hex');
+  data[close] = 0x2c;
+  return leaf;
+}
+
+/** Whether `data[end - 81, end)` is the suffix `,"entry_hash":"<hash>"}` for this hex `hash`. */
+function statesHash(data: Buffer, end: number, hash: string): boolean {
+  const at = end - ENTRY_HASH_SUFFIX_LENGTH;
+  for (let k = 0; k < SUFFIX_HEAD.length; k++) if (data[at + k] !== SUFFIX_HEAD[k]) return false;
+  const hexAt = at + SUFFIX_HEAD.length;
+  return data[end - 2] === 0x22 && data[end - 1] === 0x7d && latin1(data, hexAt, hexAt + 64) === hash;
+}
+
+/**
+ * Why the record (parsed from `text`, which passed every other check) is not in the canonical form
+ * the writer produces, or `undefined` when it is: the general path's re-encoding, for the lines the
+ * fast path (canonical-line-check.ts) could not prove canonical.
+ */
+function canonicalProblem(record: Record<string, unknown>, text: string): string | undefined {
+  const { entry_hash: _, ...body } = record;
+  let canonical: string;
+  try {
+    canonical = canonicalJson(body);
+  } catch {
+    return 'the record has no RFC 8785 canonical form';
+  }
+  return canonical === `${text.slice(0, text.length - ENTRY_HASH_SUFFIX_LENGTH)}}`
+    ? undefined
+    : 'the line is not the RFC 8785 canonical form of its record';
 }
 
 async function loadVerifier(options: VerifyOptions, needed: boolean): Promise<NoteVerifier | undefined> {
@@ -121,46 +176,73 @@ async function walkLog(
   let prev = GENESIS_HASH;
   let next = 0;
   let failure: VerifyBreak | undefined;
-  const lineFailure = (line: ScannedLine, problems: [VerifyReason, string][]): false => {
+  const lineFailure = (line: ScannedLine, problems: [VerifyReason, string][]): undefined => {
     const [[reason, detail], ...rest] = problems as [[VerifyReason, string], ...[VerifyReason, string][]];
     failure = { seq: expected, reason, detail, file: line.file, line: line.lineNo };
     if (rest.length > 0) failure = { ...failure, also: rest.map(([also]) => also) };
-    return false;
+    return undefined;
+  };
+  /**
+   * The general path: every check from the parsed line, naming each failure. Returns the line's
+   * entry hash when it passes, `undefined` after recording the failure.
+   */
+  const general = (line: ScannedLine): string | undefined => {
+    const { text } = line;
+    if (text === undefined) return lineFailure(line, [['bad_json', 'the line is not valid UTF-8']]);
+    if (text.charCodeAt(0) === 0xfeff)
+      return lineFailure(line, [['bad_json', 'the line starts with a byte order mark']]);
+    let record: { seq?: unknown; prev_hash?: unknown } | null;
+    try {
+      record = JSON.parse(text) as typeof record;
+    } catch (error) {
+      return lineFailure(line, [['bad_json', `not JSON: ${(error as Error).message}`]]);
+    }
+    const stated = statedHash(text);
+    const computed = stated === undefined ? undefined : hasher.of(line.data, line.start, line.end);
+    const hashOk = stated !== undefined && computed === stated;
+    const schema = recordSchemaProblem(record, hashOk ? [prev, computed as string] : [prev]);
+    const seq = record?.seq;
+    if (!hashOk || schema !== undefined || seq !== expected || record?.prev_hash !== prev) {
+      const problems: [VerifyReason, string][] = [];
+      if (stated === undefined) problems.push(['schema', 'the line does not end with its entry_hash member']);
+      else if (!hashOk) problems.push(['hash_mismatch', 'entry_hash is not the hash of the record']);
+      if (schema !== undefined) problems.push(['schema', schema]);
+      if (seq !== expected)
+        problems.push(['seq_gap', `expected seq ${expected}, found ${JSON.stringify(seq)}`]);
+      if (record?.prev_hash !== prev)
+        problems.push(['prev_mismatch', `prev_hash is not the entry_hash of seq ${expected - 1}`]);
+      return lineFailure(line, problems);
+    }
+    const noncanonical = canonicalProblem(record as Record<string, unknown>, text);
+    if (noncanonical !== undefined) return lineFailure(line, [['schema', noncanonical]]);
+    return stated;
   };
   await scanLines(
     dir,
     files,
     (line) => {
-      const { text } = line;
       if (watch.includes(expected)) positions.set(expected, { file: line.file, lineNo: line.lineNo });
-      if (text === undefined) return lineFailure(line, [['bad_json', 'the line is not valid UTF-8']]);
-      if (text.charCodeAt(0) === 0xfeff)
-        return lineFailure(line, [['bad_json', 'the line starts with a byte order mark']]);
-      let record: { seq?: unknown; prev_hash?: unknown } | null;
-      try {
-        record = JSON.parse(text) as typeof record;
-      } catch (error) {
-        return lineFailure(line, [['bad_json', `not JSON: ${(error as Error).message}`]]);
+      const { data, start, end } = line;
+      // The fast path (canonical-line-check.ts) proves the line canonical and valid from its bytes,
+      // with its seq and prev_hash; then only the hash is left to compare. Anything it cannot prove
+      // goes to the general path, which decides and names the failure.
+      let entryHash: string | undefined;
+      let leaf: string | undefined;
+      if (line.utf8 && checkCanonicalRecordLine(data, start, end, expected, prev)) {
+        if (start >= DOMAIN.length) {
+          leaf = hashInPlace(data, start, end);
+          entryHash = inPlaceEntryHash;
+        } else {
+          entryHash = hasher.of(data, start, end);
+        }
+        if (!statesHash(data, end, entryHash)) entryHash = undefined;
       }
-      const stated = statedHash(text);
-      const computed = stated === undefined ? undefined : hasher.of(line.data, line.start, line.end);
-      const hashOk = stated !== undefined && computed === stated;
-      const schema = recordSchemaProblem(record, hashOk ? [prev, computed as string] : [prev]);
-      const seq = record?.seq;
-      if (!hashOk || schema !== undefined || seq !== expected || record?.prev_hash !== prev) {
-        const problems: [VerifyReason, string][] = [];
-        if (stated === undefined)
-          problems.push(['schema', 'the line does not end with its entry_hash member']);
-        else if (!hashOk) problems.push(['hash_mismatch', 'entry_hash is not the hash of the record']);
-        if (schema !== undefined) problems.push(['schema', schema]);
-        if (seq !== expected)
-          problems.push(['seq_gap', `expected seq ${expected}, found ${JSON.stringify(seq)}`]);
-        if (record?.prev_hash !== prev)
-          problems.push(['prev_mismatch', `prev_hash is not the entry_hash of seq ${expected - 1}`]);
-        return lineFailure(line, problems);
+      if (entryHash === undefined) {
+        entryHash = general(line);
+        if (entryHash === undefined) return false;
       }
-      tree.appendLine(line.data, line.start, line.end);
-      prev = stated as string;
+      tree.append(leaf ?? leafDigest(data, start, end));
+      prev = entryHash;
       expected++;
       while (next < targets.length && (targets[next] as RootTarget).size === tree.size) {
         const target = targets[next] as RootTarget;
@@ -190,6 +272,7 @@ async function walkLog(
         };
         return false;
       },
+      decode: false,
     },
   );
   return { records: expected - 1, failure, positions };
