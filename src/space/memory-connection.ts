@@ -4,7 +4,7 @@
  * refuses frames beyond that many, as the WebSocket connection refuses beyond its byte budget.
  */
 import type { MeupProtocol } from '../meup/types.js';
-import type { SpaceConnection } from './space-connection.js';
+import type { OutgoingFrame, SpaceConnection } from './space-connection.js';
 
 let counter = 0;
 
@@ -33,9 +33,9 @@ export class MemoryConnection implements SpaceConnection {
     this.#capacity = options.capacity ?? Number.POSITIVE_INFINITY;
   }
 
-  sendText(text: string): boolean {
+  send(frame: OutgoingFrame): boolean {
     if (this.closedWith || this.texts.length >= this.#capacity) return false;
-    this.texts.push(text);
+    this.texts.push(frame.text);
     return true;
   }
 

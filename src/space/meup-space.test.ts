@@ -87,6 +87,38 @@ describe('validation (meup.md requirements 1-8)', () => {
     expect(meup.ofKind('system/presence').every((e) => e.protocol === 'meup/v0.2')).toBe(true);
   });
 
+  it("R2 (dialects): one broadcast reaches each connection in its own dialect, and it follows a connection's latest envelope", () => {
+    const { space, join, send } = makeSpace();
+    const meup = join('meup');
+    const meup2 = join('meup2');
+    const mew = join('mew', { protocol: 'mew/v0.4' });
+    const mew3 = join('mew3', { protocol: 'mew/v0.3' });
+    const notice = (text: string) => ({
+      protocol: 'meup/v0.2' as const,
+      id: `n-${text}`,
+      ts: new Date().toISOString(),
+      from: 'gateway',
+      kind: 'system/notice',
+      payload: { text },
+    });
+    for (const c of [meup, meup2, mew, mew3]) c.clear();
+    space.publish(notice('one'));
+    const protocolOf = (c: typeof meup) => c.ofKind('system/notice').map((e) => e.protocol);
+    expect(protocolOf(meup)).toEqual(['meup/v0.2']);
+    expect(protocolOf(meup2)).toEqual(['meup/v0.2']);
+    expect(protocolOf(mew)).toEqual(['mew/v0.4']);
+    expect(protocolOf(mew3)).toEqual(['mew/v0.3']);
+    // The same envelope in every dialect: only the protocol string differs.
+    const strip = (e: Record<string, unknown>) => ({ ...e, protocol: undefined });
+    expect(strip(mew.ofKind('system/notice')[0]!)).toEqual(strip(meup.ofKind('system/notice')[0]!));
+    // meup2 now speaks mew/v0.4: the next broadcast reaches it in that dialect.
+    send(meup2, { protocol: 'mew/v0.4', kind: 'chat', payload: { text: 'switching' } });
+    expect(meup.ofKind('chat')[0]!.protocol).toBe('mew/v0.4');
+    space.publish(notice('two'));
+    expect(protocolOf(meup2)).toEqual(['meup/v0.2', 'mew/v0.4']);
+    expect(protocolOf(meup)).toEqual(['meup/v0.2', 'meup/v0.2']);
+  });
+
   it('R3: to is a list of ids; empty or absent means everyone', () => {
     const { join, send } = makeSpace();
     const bob = join('bob');

@@ -112,7 +112,7 @@ export class MeupSpace implements SpaceCore {
     this.#sendWelcome(connection);
     if (first) {
       this.publish(presenceEnvelope('join', this.participants.view(connection.participant)), {
-        only: [...this.participants.allConnections()].filter((c) => c !== connection),
+        only: this.participants.allConnections(connection),
       });
     }
   }
@@ -370,7 +370,7 @@ export class MeupSpace implements SpaceCore {
 
   #deliver(targets: Iterable<SpaceConnection>, texts: EnvelopeTexts): void {
     for (const connection of targets) {
-      if (!connection.sendText(texts.for(connection))) this.#o.metrics.inc('space_deliveries_dropped_total');
+      if (!connection.send(texts.for(connection))) this.#o.metrics.inc('space_deliveries_dropped_total');
     }
   }
 
@@ -382,7 +382,7 @@ export class MeupSpace implements SpaceCore {
     const to = envelope.to ?? [];
     const real = to.filter((id) => !isReservedParticipantId(id));
     if (to.length === 0 || (real.length === 0 && broadcastIfVirtual)) {
-      const targets = [...this.participants.allConnections()].filter((c) => c !== sender);
+      const targets = this.participants.allConnections(sender);
       return { targets, visibility: EVERYONE };
     }
     const targets: SpaceConnection[] = [];

@@ -82,8 +82,11 @@ export class Participants {
     return this.#connections.get(id)?.size ?? 0;
   }
 
-  *allConnections(): Iterable<SpaceConnection> {
-    for (const set of this.#connections.values()) yield* set;
+  /** Every connection, or every one but `except`: a new array (a broadcast's recipients, made per envelope). */
+  allConnections(except?: SpaceConnection): SpaceConnection[] {
+    const all: SpaceConnection[] = [];
+    for (const set of this.#connections.values()) for (const c of set) if (c !== except) all.push(c);
+    return all;
   }
 
   /** Ids of the participants present (with at least one connection). */

@@ -3,9 +3,14 @@
  * (`ws-connection.ts`) implements it; the space never sees a socket. Envelopes are written as
  * JSON text in the connection's dialect: the protocol string the participant speaks, so that
  * replies to a `mew/v0.4` participant say `mew/v0.4`.
+ *
+ * A broadcast sends one `OutgoingFrame` per dialect to all its recipients: the envelope is
+ * serialized once per dialect, and its UTF-8 bytes made once, then shared by every socket it is
+ * written to.
  */
 import { encodeMeupEnvelope } from '../meup/codec.js';
 import type { MeupEnvelope, MeupProtocol } from '../meup/types.js';
+import { type ServerTextFrame, serverTextFrame } from './ws-frame.js';
 
 export interface SpaceConnection {
   /** Unique per connection (several connections may share one participant). */
@@ -16,12 +21,38 @@ export interface SpaceConnection {
   /** Its dialect: set at join, then the protocol of its latest accepted envelope. */
   protocol: MeupProtocol;
   /**
-   * Queues one frame of text. Never throws; false when the connection is closing or has been
-   * closed for being too slow (the frame is then dropped and counted by the adapter).
+   * Queues one text frame. Never throws; false when the connection is closing or has been closed
+   * for being too slow (the frame is then dropped and counted by the adapter). The frame may be
+   * shared with other connections: it is never modified.
    */
-  sendText(text: string): boolean;
+  send(frame: OutgoingFrame): boolean;
   /** Closes the connection with a WebSocket close code and a reason (idempotent). */
   close(code: number, reason: string): void;
+}
+
+/**
+ * One text frame as it goes out: its text, and its WebSocket frame (the UTF-8 bytes behind the
+ * header) made on first use and kept, so that a frame written to N sockets is converted and framed
+ * once, not N times (the WebSocket adapter writes the bytes, an in-memory one keeps the text).
+ */
+export class OutgoingFrame {
+  readonly text: string;
+  #ws: ServerTextFrame | undefined;
+
+  constructor(text: string) {
+    this.text = text;
+  }
+
+  /** The text as a server's WebSocket text frame, shared: never write into it. */
+  get ws(): ServerTextFrame {
+    if (this.#ws === undefined) this.#ws = serverTextFrame(this.text);
+    return this.#ws;
+  }
+
+  /** The text as UTF-8 (the frame's payload), shared: never write into it. */
+  get bytes(): Buffer {
+    return this.ws.payload;
+  }
 }
 
 /**
@@ -31,7 +62,7 @@ export interface SpaceConnection {
 export class EnvelopeTexts {
   readonly #envelope: MeupEnvelope;
   readonly #restamp: boolean;
-  readonly #texts = new Map<string, string>();
+  readonly #frames = new Map<string, OutgoingFrame>();
 
   /** `restamp`: the gateway's own envelopes take each connection's protocol; forwarded ones keep theirs. */
   constructor(envelope: MeupEnvelope, restamp: boolean) {
@@ -45,17 +76,18 @@ export class EnvelopeTexts {
 
   /** The length of its text (one encoding, made now if none was): what the history counts. */
   size(): number {
-    const first = this.#texts.values().next();
-    return first.done ? this.for(this.#envelope).length : first.value.length;
+    const first = this.#frames.values().next();
+    return (first.done ? this.for(this.#envelope) : first.value).text.length;
   }
 
-  for(connection: Pick<SpaceConnection, 'protocol'>): string {
+  /** The frame for a connection (its dialect when restamped): the same object for every connection of one dialect. */
+  for(connection: Pick<SpaceConnection, 'protocol'>): OutgoingFrame {
     const protocol = this.#restamp ? connection.protocol : this.#envelope.protocol;
-    let text = this.#texts.get(protocol);
-    if (text === undefined) {
-      text = JSON.stringify(encodeMeupEnvelope({ ...this.#envelope, protocol }));
-      this.#texts.set(protocol, text);
+    let frame = this.#frames.get(protocol);
+    if (frame === undefined) {
+      frame = new OutgoingFrame(JSON.stringify(encodeMeupEnvelope({ ...this.#envelope, protocol })));
+      this.#frames.set(protocol, frame);
     }
-    return text;
+    return frame;
   }
 }
