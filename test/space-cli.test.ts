@@ -36,7 +36,9 @@ async function tail(args: string[]) {
     readyPattern: /system\/welcome/,
     timeoutMs: 20_000,
   });
-  let out = '';
+  // From the welcome's line on, including whatever came in the same chunk (the history may have).
+  const { input, index } = started.ready;
+  let out = input.slice(input.lastIndexOf('\n', index) + 1);
   (started.child as ChildProcess).stdout!.on('data', (chunk: Buffer | string) => {
     out += chunk.toString();
   });
