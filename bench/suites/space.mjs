@@ -73,7 +73,7 @@ export default {
   name: 'space',
   order: 50,
   title: 'MEUP space: envelopes/s fanned out to 100 observers and delivery latency (issue "MEUP space")',
-  duration: { full: '~2 min', quick: '~30 s' },
+  duration: { full: '~30 s', quick: '~15 s' },
   async run(ctx) {
     const repeats = ctx.repeats ?? (ctx.quick ? 1 : 5);
     const warmup = ctx.quick ? 200 : 1000;
