@@ -247,11 +247,14 @@ describe('approvals in the space', () => {
       expect(await status.json()).toMatchObject({ status: 'approved', decidedBy: 'alice' });
 
       // The trace: proposal, fulfilling request and response, correlated, in the client's session.
+      // The trace is written off the forwarding path: wait (up to ~15 s on a loaded machine) until
+      // every envelope the assertions name is there.
+      const expected = [heldRequest, proposal.id, fulfil.id, response.id, decided.id];
       let trace: Wire[] = [];
-      for (let attempt = 0; attempt < 50; attempt++) {
+      for (let attempt = 0; attempt < 150; attempt++) {
         const shown = await runCli(['trace', 'show', sessionId, '--json', '--data-dir', serve.dataDir]);
         trace = shown.code === 0 ? jsonLines(shown.stdout) : [];
-        if (trace.some((e) => e.id === response.id)) break;
+        if (expected.every((id) => trace.some((e) => e.id === id))) break;
         await new Promise((r) => setTimeout(r, 100));
       }
       const byId = (id: unknown) => trace.find((e) => e.id === id);
