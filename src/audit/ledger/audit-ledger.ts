@@ -177,6 +177,8 @@ export class AuditLedger {
   #queue: Pending[] = [];
   /** How many of the queue's first entries have their line built (always a prefix of the queue). */
   #built = 0;
+  #lastTs = Number.NaN;
+  #lastIso = '';
   /** `checkpoint()` and `close()` calls: each waits for a checkpoint covering the records built before it. */
   #checkpointWaiters: CheckpointWaiter[] = [];
   /** The count or the timer asks for a checkpoint: it goes before the next batch, so load cannot starve it. */
@@ -342,6 +344,15 @@ export class AuditLedger {
     }, this.#flushDelayMs);
   }
 
+  /** `ts` as ISO 8601; records built together mostly share their millisecond, so the last is kept. */
+  #isoTime(ts: number): string {
+    if (ts !== this.#lastTs) {
+      this.#lastTs = ts;
+      this.#lastIso = new Date(ts).toISOString();
+    }
+    return this.#lastIso;
+  }
+
   #cancelFlushTimer(): void {
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
@@ -361,7 +372,7 @@ export class AuditLedger {
           maxErrorLength: this.#maxErrorLength,
         });
         const seq = this.#head.seq + 1;
-        const encoded = encodeRecord(seq, new Date(pending.ts).toISOString(), this.#head.entryHash, fields);
+        const encoded = encodeRecord(seq, this.#isoTime(pending.ts), this.#head.entryHash, fields);
         pending.line = encoded.line;
         pending.bytes = Buffer.byteLength(encoded.line, 'utf8') + 1;
         pending.head = { seq, entryHash: encoded.entryHash };
