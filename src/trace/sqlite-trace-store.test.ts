@@ -167,6 +167,17 @@ describe('SqliteTraceStore on disk', () => {
       '[]',
     );
     expect(inward).toMatch(/SEARCH named_by USING PRIMARY KEY \(target=\?\)/);
+    const sameContext = plan(
+      `SELECT e.id, j.value FROM envelopes e, json_each(e.correlation) j
+       WHERE e.context IN (SELECT t.context FROM envelopes t
+                           WHERE t.id IN (SELECT value FROM json_each(?)) AND instr(t.context, '/') > 0)
+         AND e.correlation IS NOT NULL AND j.type = 'text' AND j.value IN (SELECT value FROM json_each(?))`,
+      '[]',
+      '[]',
+    );
+    expect(sameContext).toMatch(/SEARCH e USING INDEX envelopes_context \(context=\?\)/);
+    expect(sameContext).toMatch(/SEARCH t USING INDEX sqlite_autoindex_envelopes_1 \(id=\?\)/);
+    expect(sameContext).not.toMatch(/SCAN (e|t)(?! USING)/);
     const outward = plan(
       `SELECT DISTINCT e.id, j.value FROM envelopes e, json_each(e.correlation) j
        WHERE e.id IN (SELECT value FROM json_each(?)) AND e.correlation IS NOT NULL AND j.type = 'text'`,
@@ -174,6 +185,78 @@ describe('SqliteTraceStore on disk', () => {
     );
     expect(outward).toMatch(/SEARCH e USING INDEX sqlite_autoindex_envelopes_1 \(id=\?\)/);
     expect(outward).not.toMatch(/SCAN e(?! USING)/);
+  });
+
+  it('writes a named_by row only for a name the context index cannot find', () => {
+    const store = track(new SqliteTraceStore(path));
+    const chain = toolCallChain(createIdGenerator());
+    store.append(chain.records);
+    const db = track(new Database(path, { readonly: true }));
+    const rows = db.prepare('SELECT target, source FROM named_by ORDER BY source, target');
+    // Every name of a tool call stays within its sub-context.
+    expect(rows.all()).toEqual([]);
+    store.append([
+      traceRecord({ id: 'X', context: 's1', correlationId: [chain.D] }),
+      traceRecord({ id: 'Y', context: `s1/${chain.D}`, correlationId: ['X', chain.U, 'nowhere'] }),
+      traceRecord({ id: 'Z', context: 's1', correlationId: ['X'] }),
+      traceRecord({ id: 'W', correlationId: [chain.R] }),
+    ]);
+    expect(rows.all()).toEqual([
+      { target: chain.R, source: 'W' },
+      { target: chain.D, source: 'X' },
+      { target: 'X', source: 'Y' },
+      { target: 'nowhere', source: 'Y' },
+      { target: 'X', source: 'Z' },
+    ]);
+    expect(store.follow(chain.U)?.answeredBy.map((r) => r.envelope.id)).toEqual([
+      chain.UR,
+      'Y',
+      chain.R,
+      'W',
+    ]);
+    expect(store.follow('X')?.answeredBy.map((r) => r.envelope.id)).toEqual(['Y', 'Z']);
+  });
+
+  it('reads a version 2 trace (a named_by row for every name) read-only, and migrates it', () => {
+    const db = track(new Database(path));
+    migrateTraceSchema(db);
+    db.pragma('user_version = 2');
+    const chain = toolCallChain(createIdGenerator());
+    // Write the rows as version 2 did: every name in named_by.
+    const insert = db.prepare(
+      `INSERT INTO envelopes (id, session, protocol, ts, kind, from_participant, correlation, context, direction,
+        transport, received_at, payload) VALUES (?, 's1', 'meup/v0.2', '2026-01-01T00:00:00.000Z', ?, 'x', ?, ?, ?, 'stdio', 1, '{}')`,
+    );
+    const named = db.prepare('INSERT OR IGNORE INTO named_by (target, source) VALUES (?, ?)');
+    for (const r of chain.records) {
+      const e = r.envelope;
+      insert.run(
+        e.id,
+        e.kind,
+        e.correlationId ? JSON.stringify(e.correlationId) : null,
+        e.context,
+        r.direction,
+      );
+      for (const target of e.correlationId ?? []) named.run(target, e.id);
+    }
+    db.close();
+    const expected = [chain.U, chain.P, chain.R, chain.UR];
+    const reader = track(new SqliteTraceStore(path, { readonly: true }));
+    expect(reader.follow(chain.D)?.answeredBy.map((r) => r.envelope.id)).toEqual(expected);
+    reader.close();
+    const writer = track(new SqliteTraceStore(path));
+    const more = toolCallChain(createIdGenerator());
+    writer.append(more.records);
+    expect(writer.follow(chain.D)?.answeredBy.map((r) => r.envelope.id)).toEqual(expected);
+    expect(writer.follow(more.D)?.answeredBy.map((r) => r.envelope.id)).toEqual([
+      more.U,
+      more.P,
+      more.R,
+      more.UR,
+    ]);
+    const check = track(new Database(path, { readonly: true }));
+    expect(check.pragma('user_version', { simple: true })).toBe(TRACE_SCHEMA_VERSION);
+    expect(check.prepare('SELECT COUNT(*) FROM named_by').pluck().get()).toBe(5);
   });
 
   it('migrates a version 1 trace: its correlation edges become the reverse index, and follow still walks both ways', () => {

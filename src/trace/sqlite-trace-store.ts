@@ -4,11 +4,15 @@
  * (WAL: readers never block the writer, nor the reverse).
  *
  * Envelopes are rows in insertion order (`seq`, the rowid). `correlation_id` is the envelope's own
- * JSON array (`correlation`), which is also where the walk finds what an envelope names; the one
- * extra table, `named_by`, indexes the other direction (which envelopes name a given id), one row
- * per name. Contexts are matched by range on an index, never with `LIKE`: the subtree of `a` is
- * `a` itself plus every context in `('a/', 'a0')`, because `0` is the character after `/` and
- * context segments never contain `/`.
+ * JSON array (`correlation`), which is also where the walk finds what an envelope names. The other
+ * direction (which envelopes name a given id) comes from two places: a name within one
+ * sub-context (both envelopes have the same context, and it contains a `/`: the hops of one call)
+ * is found through the context index, by reading that context's correlation arrays; any other name
+ * has a row in `named_by`. The writer knows the contexts of the envelopes it wrote last, so it can
+ * tell the two apart without a read; a gateway's names are almost all of the first kind, so most
+ * envelopes cost no reverse-index row and no second statement. Contexts are matched by range on an
+ * index, never with `LIKE`: the subtree of `a` is `a` itself plus every context in `('a/', 'a0')`,
+ * because `0` is the character after `/` and context segments never contain `/`.
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
@@ -27,8 +31,17 @@ import type {
   TraceSessionSummary,
 } from './types.js';
 
+/** How many envelope ids the writer remembers the sub-context of (a few seconds of a busy gateway). */
+const RECENT_CONTEXTS = 16_384;
+
 /** The schema version this code writes, kept in `PRAGMA user_version`. */
-export const TRACE_SCHEMA_VERSION = 2;
+export const TRACE_SCHEMA_VERSION = 3;
+
+/**
+ * The oldest schema a read-only connection accepts: version 2 keeps a `named_by` row for every
+ * name, a superset of what version 3's reads need.
+ */
+const OLDEST_READABLE_VERSION = 2;
 
 /**
  * Migrations by target version: `MIGRATIONS[n - 1]` takes a database from version `n - 1` to `n`.
@@ -90,6 +103,13 @@ const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   INSERT OR IGNORE INTO named_by (target, source) SELECT target, source FROM edges;
   DROP TABLE edges;
+  `,
+  // 3: `named_by` rows only for names the context index cannot find (see the top of this file):
+  // three B-tree rows and statements fewer per tool call. Nothing to change in the data: the rows a
+  // version 2 writer left stay, and reads take the union. The version keeps older readers, which
+  // would miss the names without a row, away.
+  `
+  SELECT 1;
   `,
 ];
 
@@ -205,6 +225,11 @@ export class SqliteTraceStore implements ManagedTraceStore {
   readonly #maxPayloadBytes: number;
   readonly #appendBatch: (rows: readonly StoredEnvelope[]) => void;
   readonly #stmt: Statements;
+  /**
+   * The sub-context of each envelope this store wrote last (by id), so that a name within one
+   * needs no `named_by` row. Forgetting is safe: the row is then written, as for any other name.
+   */
+  readonly #contexts = new Map<string, string>();
   #closed = false;
 
   /**
@@ -250,13 +275,23 @@ export class SqliteTraceStore implements ManagedTraceStore {
     this.#db = db;
     this.#stmt = prepareStatements(db);
     const stmt = this.#stmt;
+    const contexts = this.#contexts;
     const append = db.transaction((rows: readonly StoredEnvelope[]) => {
       let sessions: Set<string> | undefined;
       for (const { params, targets } of rows) {
         if (stmt.insertEnvelope.run(params).changes === 0) continue;
+        const id = params[0];
+        // The row's sub-context, if its context is one.
+        const sub = params[8]?.includes('/') === true ? params[8] : undefined;
         if (targets !== undefined) {
-          const id = params[0];
-          for (const target of targets) stmt.insertNamedBy.run(target, id);
+          for (const target of targets) {
+            // A name within this sub-context is found through the context index (`edgesIn`).
+            if (sub === undefined || contexts.get(target) !== sub) stmt.insertNamedBy.run(target, id);
+          }
+        }
+        if (sub !== undefined) {
+          if (contexts.size >= RECENT_CONTEXTS) contexts.clear();
+          contexts.set(id, sub);
         }
         const session = params[1];
         if (sessions === undefined) sessions = new Set();
@@ -266,7 +301,15 @@ export class SqliteTraceStore implements ManagedTraceStore {
         }
       }
     });
-    this.#appendBatch = (rows) => append.immediate(rows);
+    this.#appendBatch = (rows) => {
+      try {
+        append.immediate(rows);
+      } catch (err) {
+        // Rolled back: what the map says was written may not be.
+        contexts.clear();
+        throw err;
+      }
+    };
   }
 
   append(records: readonly TraceRecord[]): void {
@@ -354,7 +397,9 @@ export class SqliteTraceStore implements ManagedTraceStore {
     return this.#guard('read', () =>
       buildCorrelationGraph(id, options.maxDepth ?? DEFAULT_FOLLOW_DEPTH, {
         edges: (ids, direction) =>
-          (direction === 'out' ? stmt.edgesOut : stmt.edgesIn).all(JSON.stringify(ids)),
+          direction === 'out'
+            ? stmt.edgesOut.all(JSON.stringify(ids))
+            : stmt.edgesIn.all({ ids: JSON.stringify(ids) }),
         records: (ids) => stmt.byIds.all(JSON.stringify(ids)).map(toRecord),
       }),
     );
@@ -364,6 +409,8 @@ export class SqliteTraceStore implements ManagedTraceStore {
     this.#open();
     const cutoff = options.maxAgeMs === undefined ? null : (options.now ?? Date.now()) - options.maxAgeMs;
     const stmt = this.#stmt;
+    // A pruned id written again must not be taken for the envelope it was.
+    this.#contexts.clear();
     const run = this.#db.transaction((): number => {
       const boundary =
         options.maxEnvelopes === undefined
@@ -498,8 +545,15 @@ function prepareStatements(db: Database.Database) {
       `SELECT DISTINCT e.id AS "from", j.value AS "to" FROM envelopes e, json_each(e.correlation) j
        WHERE e.id IN (SELECT value FROM json_each(?)) AND e.correlation IS NOT NULL AND j.type = 'text'`,
     ),
-    edgesIn: db.prepare<[string], CorrelationEdge>(
-      'SELECT source AS "from", target AS "to" FROM named_by WHERE target IN (SELECT value FROM json_each(?))',
+    // What names the ids: `named_by`, and the correlation arrays of the sub-contexts the ids are in
+    // (names within one sub-context have no `named_by` row; a name found both ways is one edge).
+    edgesIn: db.prepare<{ ids: string }, CorrelationEdge>(
+      `SELECT source AS "from", target AS "to" FROM named_by WHERE target IN (SELECT value FROM json_each(@ids))
+       UNION
+       SELECT e.id AS "from", j.value AS "to" FROM envelopes e, json_each(e.correlation) j
+       WHERE e.context IN (SELECT t.context FROM envelopes t
+                           WHERE t.id IN (SELECT value FROM json_each(@ids)) AND instr(t.context, '/') > 0)
+         AND e.correlation IS NOT NULL AND j.type = 'text' AND j.value IN (SELECT value FROM json_each(@ids))`,
     ),
     pruneBoundary: db
       .prepare<[number], number>('SELECT seq FROM envelopes ORDER BY seq DESC LIMIT 1 OFFSET ?')
@@ -525,10 +579,13 @@ interface PruneParams {
   cutoff: number | null;
 }
 
-/** A read-only connection cannot migrate: it accepts exactly the current schema. */
+/**
+ * A read-only connection cannot migrate: it accepts the current schema, and older ones whose
+ * tables the current reads understand.
+ */
 function checkReadableVersion(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (version === TRACE_SCHEMA_VERSION) return;
+  if (version >= OLDEST_READABLE_VERSION && version <= TRACE_SCHEMA_VERSION) return;
   const why =
     version === 0
       ? 'is not a switchboard trace database'

@@ -509,6 +509,39 @@ export function traceStoreContract(name: string, makeStore: MakeTraceStore): voi
         expect(graph?.edges).toEqual([{ from: root, to: known }]);
         expect(graph?.root.envelope.correlationId).toEqual([missing, known]);
       });
+
+      it('finds what names an envelope within its sub-context, across contexts, and without one', () => {
+        const store = make();
+        const next = idSource();
+        const [a, b, c, d, e, f, g] = [next(), next(), next(), next(), next(), next(), next()];
+        store.append([
+          traceRecord({ id: a, context: `s1/${a}` }),
+          // Same sub-context; another sub-context; the session context; no context at all.
+          traceRecord({ id: b, context: `s1/${a}`, correlationId: [a] }),
+          traceRecord({ id: c, context: `s1/${c}`, correlationId: [a, b] }),
+          traceRecord({ id: d, context: 's1', correlationId: [b] }),
+          traceRecord({ id: e, correlationId: [a] }),
+          // Names within a context without a `/`, and within one named twice.
+          traceRecord({ id: f, context: 's1', correlationId: [d, d] }),
+          traceRecord({ id: g, context: `s1/${a}`, correlationId: [b, a, b] }),
+        ]);
+        expect(ids(store.follow(a)?.answeredBy)).toEqual([b, c, e, g, d, f]);
+        expect(ids(store.follow(b)?.answeredBy)).toEqual([c, d, g, f]);
+        expect(ids(store.follow(d)?.answeredBy)).toEqual([f]);
+        expect(ids(store.follow(g)?.answers)).toEqual([a, b]);
+        expect(store.follow(a)?.edges).toEqual(
+          sortEdges([
+            { from: b, to: a },
+            { from: c, to: a },
+            { from: c, to: b },
+            { from: d, to: b },
+            { from: e, to: a },
+            { from: f, to: d },
+            { from: g, to: a },
+            { from: g, to: b },
+          ]),
+        );
+      });
     });
 
     describe('payload truncation', () => {
