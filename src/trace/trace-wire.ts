@@ -1,7 +1,8 @@
 /**
  * How a batch of trace hops crosses to the trace worker: one flat array, {@link HOP_STRIDE} slots
  * per hop, because the structured clone of `postMessage` costs per value and a flat array of
- * strings and numbers is the cheapest shape to copy. The message itself crosses only when the
+ * strings and numbers is the cheapest shape to copy; a string that repeats within the batch
+ * crosses once (see `encodeHops`). The message itself crosses only when the
  * transport had no JSON text for it (the worker stringifies it); otherwise only its text, method
  * and id. The worker turns each hop into the row the SQLite store writes, building there the
  * envelope's ISO timestamp and the stored payload.
@@ -14,19 +15,33 @@ import type { TraceHop } from './trace-hop.js';
 /** Slots per hop in an encoded batch. */
 export const HOP_STRIDE = 18;
 
-/** Appends the slots of `hops` to `out` (a fresh array by default) and returns it. */
-export function encodeHops(hops: readonly TraceHop[], out: unknown[] = []): unknown[] {
+/**
+ * The slots of `hops`. The fields that repeat from hop to hop (session, kind, participants,
+ * context, method, direction, transport, upstream, protocol) cross once per batch: a later
+ * occurrence is the number of the string in the batch's order of first occurrences, which the
+ * worker reads back with the same table. A number copies and decodes far more cheaply than a string.
+ */
+export function encodeHops(hops: readonly TraceHop[]): unknown[] {
+  const out: unknown[] = [];
+  const seen = new Map<string, number>();
+  const word = (value: string | undefined): string | number | undefined => {
+    if (value === undefined) return undefined;
+    const known = seen.get(value);
+    if (known !== undefined) return known;
+    seen.set(value, seen.size);
+    return value;
+  };
   for (const h of hops) {
     const json = h.payloadJson;
     const to = h.to;
     out.push(
       h.id,
-      h.session,
-      h.kind,
-      h.from,
-      to === undefined ? undefined : to.length === 1 ? to[0] : to,
+      word(h.session),
+      word(h.kind),
+      word(h.from),
+      to === undefined ? undefined : to.length === 1 ? word(to[0]) : to,
       h.correlationId,
-      h.context,
+      word(h.context),
       json,
     );
     if (json === undefined) out.push(h.payload, undefined, undefined);
@@ -35,11 +50,19 @@ export function encodeHops(hops: readonly TraceHop[], out: unknown[] = []): unkn
       const id = h.payload.id;
       out.push(
         undefined,
-        typeof method === 'string' ? method : undefined,
+        typeof method === 'string' ? word(method) : undefined,
         typeof id === 'string' || typeof id === 'number' || id === null ? id : undefined,
       );
     }
-    out.push(h.direction, h.transport, h.upstream, h.receivedAt, h.sentAt, h.ts, h.protocol);
+    out.push(
+      word(h.direction),
+      word(h.transport),
+      word(h.upstream),
+      h.receivedAt,
+      h.sentAt,
+      h.ts,
+      word(h.protocol),
+    );
   }
   return out;
 }
@@ -63,18 +86,70 @@ function text(value: unknown): string {
   return value as string;
 }
 
-function optionalText(value: unknown): string | null {
-  return value === undefined ? null : (value as string);
+/** Strings that JSON writes as they are, between quotes (ids, participant names, most contexts). */
+const PLAIN = /^[0-9A-Za-z_.:/+=-]*$/;
+
+/** `JSON.stringify` of an array of strings, without its generic path for the common plain case. */
+function stringArrayJson(values: readonly string[]): string {
+  if (values.length === 1) {
+    const only = values[0] as string;
+    if (PLAIN.test(only)) return `["${only}"]`;
+  }
+  return JSON.stringify(values);
 }
 
-/** The rows of an encoded batch, as the SQLite store writes them. */
-export function decodeHops(slots: readonly unknown[], maxPayloadBytes: number): StoredEnvelope[] {
-  const rows: StoredEnvelope[] = [];
+/**
+ * The envelope timestamp of an epoch-ms time, exactly `new Date(ms).toISOString()`: the part up to
+ * the minute is kept from the previous call, since consecutive envelopes share it.
+ */
+let isoMinute = Number.NaN;
+let isoPrefix = '';
+export function isoTimestamp(ms: number): string {
+  // What `Date` does with a fractional time (TimeClip): truncate.
+  const whole = Math.trunc(ms);
+  const minute = Math.floor(whole / 60_000);
+  if (minute !== isoMinute || !Number.isFinite(whole)) {
+    const full = new Date(ms).toISOString();
+    if (full.length !== 24) return full;
+    isoMinute = minute;
+    isoPrefix = full.slice(0, 17);
+    return full;
+  }
+  const millis = whole - minute * 60_000;
+  const seconds = Math.floor(millis / 1000);
+  const rest = millis - seconds * 1000;
+  return `${isoPrefix}${seconds < 10 ? '0' : ''}${seconds}.${rest < 10 ? '00' : rest < 100 ? '0' : ''}${rest}Z`;
+}
+
+/** The rows of an encoded batch, as the SQLite store writes them, appended to `rows`. */
+export function decodeHops(
+  slots: readonly unknown[],
+  maxPayloadBytes: number,
+  rows: StoredEnvelope[] = [],
+): StoredEnvelope[] {
+  // The batch's strings in order of first occurrence (see `encodeHops`).
+  const words: string[] = [];
+  const word = (value: unknown): string | undefined => {
+    if (typeof value === 'number') return words[value];
+    if (typeof value === 'string') words.push(value);
+    return value as string | undefined;
+  };
   for (let k = 0; k + HOP_STRIDE <= slots.length; k += HOP_STRIDE) {
-    const to = slots[k + 4] as string | readonly string[] | undefined;
+    // In slot order, as they were numbered.
+    const session = word(slots[k + 1]);
+    const kind = word(slots[k + 2]);
+    const from = word(slots[k + 3]);
+    const toSlot = slots[k + 4];
+    const to = Array.isArray(toSlot) ? (toSlot as readonly string[]) : word(toSlot);
     const targets = slots[k + 5] as readonly string[] | undefined;
+    const context = word(slots[k + 6]);
     const json = slots[k + 7] as string | undefined;
     const payload = slots[k + 8];
+    const methodSlot = word(slots[k + 9]);
+    const direction = word(slots[k + 11]);
+    const transport = word(slots[k + 12]);
+    const upstream = word(slots[k + 13]);
+    const protocol = word(slots[k + 17]);
     let method: string | null;
     let rpcId: string | null;
     if (json === undefined) {
@@ -85,7 +160,7 @@ export function decodeHops(slots: readonly unknown[], maxPayloadBytes: number): 
       method = typeof message.method === 'string' ? message.method : null;
       rpcId = rpcIdText(message.id) ?? null;
     } else {
-      method = optionalText(slots[k + 9]);
+      method = methodSlot ?? null;
       rpcId = rpcIdText(slots[k + 10]) ?? null;
     }
     const receivedAt = slots[k + 14] as number;
@@ -93,19 +168,19 @@ export function decodeHops(slots: readonly unknown[], maxPayloadBytes: number): 
     const ts = slots[k + 16] as string | undefined;
     const params: EnvelopeParams = [
       text(slots[k]),
-      text(slots[k + 1]),
-      (slots[k + 17] as string | undefined) ?? MEUP_PROTOCOL,
-      ts ?? new Date(sentAt ?? receivedAt).toISOString(),
-      text(slots[k + 2]),
-      text(slots[k + 3]),
-      to === undefined ? null : JSON.stringify(typeof to === 'string' ? [to] : to),
-      targets === undefined ? null : JSON.stringify(targets),
-      optionalText(slots[k + 6]),
+      text(session),
+      protocol ?? MEUP_PROTOCOL,
+      ts ?? isoTimestamp(sentAt ?? receivedAt),
+      text(kind),
+      text(from),
+      to === undefined ? null : stringArrayJson(typeof to === 'string' ? [to] : to),
+      targets === undefined ? null : stringArrayJson(targets),
+      context ?? null,
       method,
       rpcId,
-      text(slots[k + 11]),
-      text(slots[k + 12]),
-      optionalText(slots[k + 13]),
+      text(direction),
+      text(transport),
+      upstream ?? null,
       receivedAt,
       sentAt ?? null,
       storedPayloadText(payload, json, maxPayloadBytes).text,

@@ -3,15 +3,21 @@
  * inserts, commits and WAL checkpoints never run on the gateway's event loop. Started by
  * `WorkerTraceStore`, which describes the protocol; this side only executes it, in order:
  *
- * - `append` (slots of encoded hops) and `session`: written, their outcome added to the shared
- *   counters; a failure is also reported as a `write-error` message;
- * - `call` (a read, or `prune`): answered on the reply port, then the reply counter is bumped and
- *   the waiting thread woken;
- * - `close`: the database closed (checkpointing the WAL), answered like a call; then the worker ends.
+ * - `append` (slots of encoded hops): decoded into rows that wait, and are written in one
+ *   transaction once {@link COMMIT_ROWS} rows wait or {@link COMMIT_DELAY_MS} after the first of
+ *   them arrived, rather than one per message (fewer commits, and fewer WAL frames rewriting the
+ *   same last pages of each index); the outcome is added to the shared counters, and a failure is
+ *   also reported as a `write-error` message;
+ * - `session`: written at once (an upsert, independent of the envelope rows' order);
+ * - `call` (a read, or `prune`): the waiting rows written first, so that a read sees every write
+ *   handed over before it; answered on the reply port, then the reply counter is bumped and the
+ *   waiting thread woken;
+ * - `close`: the waiting rows written, the database closed (checkpointing the WAL), answered like a
+ *   call; then the worker ends.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { SwitchboardError } from '../errors/switchboard-error.js';
-import { SqliteTraceStore, type SqliteTraceStoreOptions } from './sqlite-trace-store.js';
+import { SqliteTraceStore, type SqliteTraceStoreOptions, type StoredEnvelope } from './sqlite-trace-store.js';
 import { decodeHops } from './trace-wire.js';
 import {
   type TraceWorkerCall,
@@ -23,6 +29,12 @@ import {
 
 /** Idle time after the last write before the worker checkpoints the WAL itself. */
 const IDLE_CHECKPOINT_MS = 1000;
+
+/** Rows that make a transaction worth committing at once. */
+const COMMIT_ROWS = 2048;
+
+/** How long rows wait at most for more to share their transaction. */
+const COMMIT_DELAY_MS = 100;
 
 function errorOf(err: unknown): TraceWorkerError {
   if (err instanceof SwitchboardError)
@@ -77,17 +89,43 @@ function run(data: TraceWorkerData, port: MessagePort): void {
     port.postMessage({ type: 'write-error', error: errorOf(err), lost });
   };
 
+  /** Rows decoded and not yet written, and how many records they are. */
+  let rows: StoredEnvelope[] = [];
+  let records = 0;
+  let commitTimer: NodeJS.Timeout | undefined;
+  const commit = (): void => {
+    if (commitTimer !== undefined) clearTimeout(commitTimer);
+    commitTimer = undefined;
+    if (records === 0) return;
+    const batch = rows;
+    const count = records;
+    rows = [];
+    records = 0;
+    try {
+      store.appendStored(batch);
+      Atomics.add(counters, WorkerCounter.Written, BigInt(count));
+    } catch (err) {
+      failed(err, count);
+    }
+    wrote();
+  };
+
   port.on('message', (request: TraceWorkerRequest) => {
     switch (request.op) {
-      case 'append':
+      case 'append': {
+        const before = rows.length;
         try {
-          store.appendStored(decodeHops(request.slots, store.maxPayloadBytes));
-          Atomics.add(counters, WorkerCounter.Written, BigInt(request.count));
+          decodeHops(request.slots, store.maxPayloadBytes, rows);
+          records += request.count;
         } catch (err) {
+          rows.length = before;
           failed(err, request.count);
+          return;
         }
-        wrote();
+        if (rows.length >= COMMIT_ROWS) commit();
+        else if (commitTimer === undefined) commitTimer = setTimeout(commit, COMMIT_DELAY_MS);
         return;
+      }
       case 'session':
         try {
           store.upsertSession(request.info);
@@ -97,6 +135,7 @@ function run(data: TraceWorkerData, port: MessagePort): void {
         wrote();
         return;
       case 'call':
+        commit();
         try {
           answer({ ok: true, value: call(store, request) });
         } catch (err) {
@@ -104,6 +143,7 @@ function run(data: TraceWorkerData, port: MessagePort): void {
         }
         return;
       case 'close':
+        commit();
         if (idle !== undefined) clearTimeout(idle);
         try {
           store.close();
