@@ -279,7 +279,9 @@ export class SqliteTraceStore implements ManagedTraceStore {
     const append = db.transaction((rows: readonly StoredEnvelope[]) => {
       let sessions: Set<string> | undefined;
       for (const { params, targets } of rows) {
-        if (stmt.insertEnvelope.run(params).changes === 0) continue;
+        // Spread, not one array argument: better-sqlite3 reads an array's elements one property
+        // lookup at a time, which was about 8% of the trace worker's time.
+        if (stmt.insertEnvelope.run(...params).changes === 0) continue;
         const id = params[0];
         // The row's sub-context, if its context is one.
         const sub = params[8]?.includes('/') === true ? params[8] : undefined;
@@ -500,7 +502,7 @@ type Statements = ReturnType<typeof prepareStatements>;
 
 function prepareStatements(db: Database.Database) {
   return {
-    insertEnvelope: db.prepare<[EnvelopeParams]>(
+    insertEnvelope: db.prepare<EnvelopeParams>(
       `INSERT OR IGNORE INTO envelopes (id, session, protocol, ts, kind, from_participant, to_participants,
         correlation, context, method, rpc_id, direction, transport, upstream, received_at, sent_at, payload)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
