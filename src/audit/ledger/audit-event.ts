@@ -39,6 +39,12 @@ export interface AuditEvent {
   readonly args?: unknown;
   /** The result exactly as returned to the client (JSON text): hashed and measured, never stored. */
   readonly output?: string;
+  /**
+   * The result as a JSON value, when `output` is absent: the ledger serialises it with
+   * `JSON.stringify` (the text a transport sends) when it builds the record, off the answer's path.
+   * The caller must not change it afterwards.
+   */
+  readonly result?: unknown;
   /** An error message: redacted and cut to `maxErrorLength` by the ledger. */
   readonly error?: string;
   /** Wall time of the call in milliseconds (stored with microsecond precision). */

@@ -83,6 +83,18 @@ describe('recordFields', () => {
     expect(body.output_len).toBe(11);
   });
 
+  it('serialises a result object as JSON.stringify does, when no output text is given', () => {
+    const result = { content: [{ type: 'text', text: 'héllo' }], n: 1.5 };
+    const base = { method: 'tools/call', tier: 'T1', decision: 'allowed', duration_ms: 1 } as const;
+    const fromResult = recordFields({ ...base, result }, options);
+    const fromText = recordFields({ ...base, output: JSON.stringify(result) }, options);
+    expect(fromResult.output_sha256).toBe(fromText.output_sha256);
+    expect(fromResult.output_len).toBe(fromText.output_len);
+    // null is a result; a value JSON cannot hold is recorded without an output hash.
+    expect(recordFields({ ...base, result: null }, options).output_len).toBe(4);
+    expect(recordFields({ ...base, result: 10n }, options).output_sha256).toBeUndefined();
+  });
+
   it('bounds names and targets, and cuts errors to maxErrorLength code points', () => {
     const fields = recordFields(
       {

@@ -102,6 +102,16 @@ function microseconds(duration: number): number {
   return Number.isFinite(rounded) ? rounded : duration;
 }
 
+/** `result` as JSON text; undefined when absent or not serialisable (then nothing is hashed). */
+function serialisedResult(result: unknown): string | undefined {
+  if (result === undefined) return undefined;
+  try {
+    return JSON.stringify(result);
+  } catch {
+    return undefined;
+  }
+}
+
 function invalid(message: string): SwitchboardError {
   return new SwitchboardError(SbErrorCode.Internal, `Invalid audit event: ${message}`);
 }
@@ -121,7 +131,8 @@ export function recordFields(event: AuditEvent, options: RecordFieldOptions): Re
   if (!DECISIONS.includes(event.decision)) {
     throw invalid(`unknown decision ${JSON.stringify(String(event.decision))}`);
   }
-  const { output, error, target } = event;
+  const { error, target } = event;
+  const output = event.output ?? serialisedResult(event.result);
   const duration = Number(event.duration_ms);
   return {
     args: event.args === undefined ? undefined : canonicalRepairedJson(options.redactor(event.args)),

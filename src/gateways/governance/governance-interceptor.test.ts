@@ -155,7 +155,8 @@ describe('GovernanceInterceptor', () => {
       tier: 'T1',
       decision: 'allowed',
       args: { text: 'hi' },
-      output: JSON.stringify({ ok: 'note' }),
+      // The result object: the ledger serialises and hashes it when it builds the record.
+      result: { ok: 'note' },
     });
     expect(event.trace_id).toMatch(/^[0-9A-Z]{26}$/);
     expect(durable).toBe(false);

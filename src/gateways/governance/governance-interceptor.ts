@@ -221,13 +221,13 @@ export class GovernanceInterceptor implements CallInterceptor {
     call: CallInfo,
     governance: Governance,
     decision: AuditDecision,
-    output: string | undefined,
+    result: unknown,
     error: string | undefined,
     durable: boolean,
   ): Promise<unknown> | undefined {
     if (governance.recorded) return undefined;
     governance.recorded = true;
-    return this.#o.ledger?.append(this.#event(call, governance, decision, output, error), { durable });
+    return this.#o.ledger?.append(this.#event(call, governance, decision, result, error), { durable });
   }
 
   // ---------------------------------------------------------------- after the call
@@ -253,7 +253,8 @@ export class GovernanceInterceptor implements CallInterceptor {
     if (!this.#o.ledger) return undefined;
     const failed = 'error' in response || !outcome.delivered;
     const decision: AuditDecision = failed ? 'error' : governance.outcome;
-    const output = 'result' in response ? JSON.stringify(response.result) : undefined;
+    // Serialised (and hashed) by the ledger when it builds the record, not on the answer's path.
+    const result = 'result' in response ? response.result : undefined;
     const errorText =
       'error' in response
         ? response.error.message
@@ -261,7 +262,7 @@ export class GovernanceInterceptor implements CallInterceptor {
           ? undefined
           : 'cancelled by the client';
     const durable = tierAtLeast(governance.decision.tier, 'T2');
-    const written = this.#record(call, governance, decision, output, errorText, durable);
+    const written = this.#record(call, governance, decision, result, errorText, durable);
     if (!written) return undefined;
     if (!durable) {
       written.catch((err: unknown) =>
@@ -350,7 +351,7 @@ export class GovernanceInterceptor implements CallInterceptor {
     call: CallInfo,
     governance: Governance,
     decision: AuditDecision,
-    output: string | undefined,
+    result: unknown,
     error: string | undefined,
   ): AuditEvent {
     const { subject } = governance;
@@ -374,7 +375,7 @@ export class GovernanceInterceptor implements CallInterceptor {
     if (subject.upstream !== '') event.upstream = subject.upstream;
     if (subject.target !== '') event.target = subject.target;
     if (args !== undefined) event.args = args;
-    if (output !== undefined) event.output = output;
+    if (result !== undefined) event.result = result;
     if (error !== undefined) event.error = error;
     if (governance.decidedBy !== undefined) event.decided_by = governance.decidedBy;
     if (governance.decision.rule !== undefined) event.rule = governance.decision.rule;
