@@ -7,6 +7,7 @@ import { SwitchboardError } from '../errors/switchboard-error.js';
 import { createIdGenerator } from '../meup/ids.js';
 import { migrateTraceSchema, SqliteTraceStore, TRACE_SCHEMA_VERSION } from './sqlite-trace-store.js';
 import { toolCallChain, traceRecord, traceStoreContract } from './trace-store.contract.js';
+import type { TraceRecord } from './types.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sb-trace-'));
 let files = 0;
@@ -223,22 +224,8 @@ describe('SqliteTraceStore on disk', () => {
     db.pragma('user_version = 2');
     const chain = toolCallChain(createIdGenerator());
     // Write the rows as version 2 did: every name in named_by.
-    const insert = db.prepare(
-      `INSERT INTO envelopes (id, session, protocol, ts, kind, from_participant, correlation, context, direction,
-        transport, received_at, payload) VALUES (?, 's1', 'meup/v0.2', '2026-01-01T00:00:00.000Z', ?, 'x', ?, ?, ?, 'stdio', 1, '{}')`,
-    );
     const named = db.prepare('INSERT OR IGNORE INTO named_by (target, source) VALUES (?, ?)');
-    for (const r of chain.records) {
-      const e = r.envelope;
-      insert.run(
-        e.id,
-        e.kind,
-        e.correlationId ? JSON.stringify(e.correlationId) : null,
-        e.context,
-        r.direction,
-      );
-      for (const target of e.correlationId ?? []) named.run(target, e.id);
-    }
+    insertOldRows(db, chain.records, (source, target) => named.run(target, source));
     db.close();
     const expected = [chain.U, chain.P, chain.R, chain.UR];
     const reader = track(new SqliteTraceStore(path, { readonly: true }));
@@ -275,22 +262,8 @@ describe('SqliteTraceStore on disk', () => {
       PRAGMA user_version = 1;
     `);
     const chain = toolCallChain(createIdGenerator());
-    const insert = db.prepare(
-      `INSERT INTO envelopes (id, session, protocol, ts, kind, from_participant, correlation, context, direction,
-        transport, received_at, payload) VALUES (?, 's1', 'meup/v0.2', '2026-01-01T00:00:00.000Z', ?, 'x', ?, ?, ?, 'stdio', 1, '{}')`,
-    );
     const edge = db.prepare('INSERT INTO edges (source, target) VALUES (?, ?)');
-    for (const r of chain.records) {
-      const e = r.envelope;
-      insert.run(
-        e.id,
-        e.kind,
-        e.correlationId ? JSON.stringify(e.correlationId) : null,
-        e.context,
-        r.direction,
-      );
-      for (const target of e.correlationId ?? []) edge.run(e.id, target);
-    }
+    insertOldRows(db, chain.records, (source, target) => edge.run(source, target));
     db.close();
 
     const store = track(new SqliteTraceStore(path));
@@ -306,3 +279,29 @@ describe('SqliteTraceStore on disk', () => {
     expect(check.prepare('SELECT COUNT(*) FROM named_by').pluck().get()).toBe(5);
   });
 });
+
+/**
+ * Writes `records` as an older version of the store did (the columns every version has), calling
+ * `index(source, target)` for each name so the caller writes that version's reverse index.
+ */
+function insertOldRows(
+  db: Database.Database,
+  records: readonly TraceRecord[],
+  index: (source: string, target: string) => unknown,
+): void {
+  const insert = db.prepare(
+    `INSERT INTO envelopes (id, session, protocol, ts, kind, from_participant, correlation, context, direction,
+      transport, received_at, payload) VALUES (?, 's1', 'meup/v0.2', '2026-01-01T00:00:00.000Z', ?, 'x', ?, ?, ?, 'stdio', 1, '{}')`,
+  );
+  for (const r of records) {
+    const e = r.envelope;
+    insert.run(
+      e.id,
+      e.kind,
+      e.correlationId ? JSON.stringify(e.correlationId) : null,
+      e.context,
+      r.direction,
+    );
+    for (const target of e.correlationId ?? []) index(e.id, target);
+  }
+}
