@@ -181,6 +181,34 @@ describe('participants calling servers', () => {
     });
     expect((await alice.reply(again.id, 'system/error')).payload).toMatchObject({ error: 'proposal_closed' });
   });
+
+  it('seed 000: one fulfilment naming several proposals fulfils them all', async () => {
+    const first = bob.send({ kind: 'mcp/proposal', to: ['server-echo'], payload: echoCall('twice') });
+    const second = bob.send({ kind: 'mcp/proposal', to: ['server-echo'], payload: echoCall('twice') });
+    await alice.next((e) => e.id === second.id);
+    const fulfil = alice.send({
+      kind: 'mcp/request',
+      to: ['server-echo'],
+      correlation_id: [first.id, second.id],
+      payload: echoCall('twice'),
+    });
+    expect(await bob.reply(fulfil.id, 'mcp/response')).toMatchObject({
+      to: ['alice', 'bob'],
+      payload: { result: { content: [{ text: 'twice' }] } },
+    });
+    await alice.reply(fulfil.id, 'mcp/response');
+    for (const proposal of [first, second]) {
+      const again = alice.send({
+        kind: 'mcp/request',
+        to: ['server-echo'],
+        correlation_id: [proposal.id],
+        payload: echoCall('twice'),
+      });
+      expect((await alice.reply(again.id, 'system/error')).payload).toMatchObject({
+        error: 'proposal_closed',
+      });
+    }
+  });
 });
 
 describe('approvals in the space', () => {
