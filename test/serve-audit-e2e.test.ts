@@ -12,22 +12,9 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { EVERYTHING, runCli, tempDir } from './support/cli.js';
+import { EVERYTHING, makeToken, runCli, tempDir } from './support/cli.js';
 import { startServe, stdioUpstreamConfig } from './support/serve.js';
 import { jsonOf, send, waitUntil } from './support/sse-client.js';
-
-async function makeToken(principal: string, roles: string[]): Promise<{ token: string; yaml: string }> {
-  const made = await runCli([
-    'auth',
-    'token',
-    '--principal',
-    principal,
-    ...roles.flatMap((r) => ['--role', r]),
-  ]);
-  expect(made.code, made.stderr).toBe(0);
-  const [token, , ...rest] = made.stdout.split('\n');
-  return { token: token!, yaml: rest.filter((line) => line.startsWith('    ')).join('\n') };
-}
 
 async function connect(url: string, token: string): Promise<Client> {
   const client = new Client({ name: 'e2e', version: '1' });

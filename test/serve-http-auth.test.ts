@@ -8,29 +8,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVERYTHING, runCli, tempDir } from './support/cli.js';
+import { EVERYTHING, makeToken, tempDir } from './support/cli.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
 import { headerOf, initialize, jsonOf, post, send } from './support/sse-client.js';
 
 const ISSUER = 'https://idp.test/';
 const AUDIENCE = 'https://switchboard.test/mcp';
-
-async function makeToken(principal: string, roles: string[]): Promise<{ token: string; yaml: string }> {
-  const result = await runCli([
-    'auth',
-    'token',
-    '--principal',
-    principal,
-    ...roles.flatMap((r) => ['--role', r]),
-  ]);
-  expect(result.code, result.stderr).toBe(0);
-  const [token, , ...rest] = result.stdout.split('\n');
-  expect(token).toMatch(/^sbt_[A-Za-z0-9_-]{43}$/);
-  // The printed entry is YAML under `auth:` / `  tokens:`; keep the list item (4-space indented).
-  const item = rest.filter((line) => line.startsWith('    '));
-  expect(item[0]).toBe(`    - principal: ${principal}`);
-  return { token: token!, yaml: item.join('\n') };
-}
 
 describe('serve with authentication', () => {
   let serve: RunningServe;

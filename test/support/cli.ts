@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { expect } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const CLI = join(ROOT, 'dist/cli/main.js');
@@ -55,4 +56,27 @@ export function jsonLines<T = Record<string, unknown>>(text: string): T[] {
     .split('\n')
     .filter((line) => line.trim().length > 0)
     .map((line) => JSON.parse(line) as T);
+}
+
+/**
+ * A bearer token made by `switchboard auth token`, and its configuration entry: the list item
+ * (4-space indented) to put under `auth:` / `  tokens:`.
+ */
+export async function makeToken(
+  principal: string,
+  roles: readonly string[] = [],
+): Promise<{ token: string; yaml: string }> {
+  const result = await runCli([
+    'auth',
+    'token',
+    '--principal',
+    principal,
+    ...roles.flatMap((r) => ['--role', r]),
+  ]);
+  expect(result.code, result.stderr).toBe(0);
+  const [token, , ...rest] = result.stdout.split('\n');
+  expect(token).toMatch(/^sbt_[A-Za-z0-9_-]{43}$/);
+  const item = rest.filter((line) => line.startsWith('    '));
+  expect(item[0]).toBe(`    - principal: ${principal}`);
+  return { token: token!, yaml: item.join('\n') };
 }
