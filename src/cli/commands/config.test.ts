@@ -13,7 +13,7 @@ import type {
   HttpUpstreamConfig,
   StdioUpstreamConfig,
 } from '../../config/types.js';
-import { validateConfig } from '../../config/validate.js';
+import { CONFIG_KEYS, validateConfig } from '../../config/validate.js';
 import { type CliRun, runCli } from '../test-support/run-cli.js';
 import { REDACTED, redact, summary, toFileShape } from './config.js';
 
@@ -26,20 +26,8 @@ const run = (args: readonly string[]): Promise<CliRun> => runCli(args);
 /** The environment variables examples/switchboard.yaml references. */
 const EXAMPLE_VARIABLES = ['EVERYTHING_KEY', 'REMOTE_TOKEN', 'ANCHOR_TOKEN'] as const;
 
-/** Every section of a configuration, in the order `config show` prints them. */
-const ALL_SECTIONS = [
-  'server',
-  'sessions',
-  'resumability',
-  'timeouts',
-  'upstreams',
-  'trace',
-  'logging',
-  'auth',
-  'policy',
-  'audit',
-  'space',
-] as const;
+/** Every section of a configuration, in the order `config show` prints them (the validator's list). */
+const ALL_SECTIONS = CONFIG_KEYS.root;
 
 function file(name: string, text: string): string {
   const path = join(root, name);
