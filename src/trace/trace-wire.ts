@@ -7,6 +7,8 @@
  * and id. The worker turns each hop into the row the SQLite store writes, building there the
  * envelope's ISO timestamp and the stored payload.
  */
+
+import { isoTimestamp } from '../meup/iso-timestamp.js';
 import { MEUP_PROTOCOL } from '../meup/types.js';
 import type { EnvelopeParams, StoredEnvelope } from './sqlite-trace-store.js';
 import { rpcIdText, storedPayloadText } from './stored-payload.js';
@@ -96,29 +98,6 @@ function stringArrayJson(values: readonly string[]): string {
     if (PLAIN.test(only)) return `["${only}"]`;
   }
   return JSON.stringify(values);
-}
-
-/**
- * The envelope timestamp of an epoch-ms time, exactly `new Date(ms).toISOString()`: the part up to
- * the minute is kept from the previous call, since consecutive envelopes share it.
- */
-let isoMinute = Number.NaN;
-let isoPrefix = '';
-export function isoTimestamp(ms: number): string {
-  // What `Date` does with a fractional time (TimeClip): truncate.
-  const whole = Math.trunc(ms);
-  const minute = Math.floor(whole / 60_000);
-  if (minute !== isoMinute || !Number.isFinite(whole)) {
-    const full = new Date(ms).toISOString();
-    if (full.length !== 24) return full;
-    isoMinute = minute;
-    isoPrefix = full.slice(0, 17);
-    return full;
-  }
-  const millis = whole - minute * 60_000;
-  const seconds = Math.floor(millis / 1000);
-  const rest = millis - seconds * 1000;
-  return `${isoPrefix}${seconds < 10 ? '0' : ''}${seconds}.${rest < 10 ? '00' : rest < 100 ? '0' : ''}${rest}Z`;
 }
 
 /** The rows of an encoded batch, as the SQLite store writes them, appended to `rows`. */

@@ -25,6 +25,7 @@ import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { AuditConfig, FsyncPolicy } from '../../config/types.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import { isoTimestamp } from '../../meup/iso-timestamp.js';
 import { type Logger, silentLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import { createRedactor, type Redactor } from '../redaction.js';
@@ -177,8 +178,6 @@ export class AuditLedger {
   #queue: Pending[] = [];
   /** How many of the queue's first entries have their line built (always a prefix of the queue). */
   #built = 0;
-  #lastTs = Number.NaN;
-  #lastIso = '';
   /** `checkpoint()` and `close()` calls: each waits for a checkpoint covering the records built before it. */
   #checkpointWaiters: CheckpointWaiter[] = [];
   /** The count or the timer asks for a checkpoint: it goes before the next batch, so load cannot starve it. */
@@ -344,15 +343,6 @@ export class AuditLedger {
     }, this.#flushDelayMs);
   }
 
-  /** `ts` as ISO 8601; records built together mostly share their millisecond, so the last is kept. */
-  #isoTime(ts: number): string {
-    if (ts !== this.#lastTs) {
-      this.#lastTs = ts;
-      this.#lastIso = new Date(ts).toISOString();
-    }
-    return this.#lastIso;
-  }
-
   #cancelFlushTimer(): void {
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
@@ -372,7 +362,7 @@ export class AuditLedger {
           maxErrorLength: this.#maxErrorLength,
         });
         const seq = this.#head.seq + 1;
-        const encoded = encodeRecord(seq, this.#isoTime(pending.ts), this.#head.entryHash, fields);
+        const encoded = encodeRecord(seq, isoTimestamp(pending.ts), this.#head.entryHash, fields);
         pending.line = encoded.line;
         pending.bytes = Buffer.byteLength(encoded.line, 'utf8') + 1;
         pending.head = { seq, entryHash: encoded.entryHash };
