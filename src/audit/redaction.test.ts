@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalize, toWellFormedJson } from './canonical-json.js';
 import {
   createRedactor,
+  createSecretKeyTest,
   PATTERN_PIECE,
   PATTERN_STEP,
   REDACTED,
@@ -153,6 +154,31 @@ describe('redaction: secret keys (tamper test 29)', () => {
 
   it('leaves innocent keys and values alone', () => {
     expect(redact(INNOCENT)).toEqual(INNOCENT);
+  });
+
+  it('keeps the values of keepKeys names, still checking them for secret shapes', () => {
+    const redactor = createRedactor({ keepKeys: ['progressToken'] });
+    expect(redactor({ progressToken: 'p-1', token: S, nested: { progressToken: 7 } })).toEqual({
+      progressToken: 'p-1',
+      token: REDACTED,
+      nested: { progressToken: 7 },
+    });
+    expect(redactor({ progressToken: 'Bearer abcdefghijklmnop' })).toEqual({
+      progressToken: `Bearer ${REDACTED}`,
+    });
+    // Exact names only: another spelling is still secret.
+    expect(redactor({ ProgressToken: S })).toEqual({ ProgressToken: REDACTED });
+  });
+
+  it('exposes its member-name test, extra names and keepKeys included', () => {
+    const isSecret = createSecretKeyTest({
+      extraKeyPatterns: ['internal_ref', /^x-/],
+      keepKeys: ['progressToken'],
+    });
+    for (const key of [...SECRET_KEYS, 'internalRef', 'INTERNAL-REF', 'x-custom'])
+      expect(isSecret(key)).toBe(true);
+    for (const key of ['progressToken', 'name', 'arguments', 'max_tokens']) expect(isSecret(key)).toBe(false);
+    expect(createSecretKeyTest()('progressToken')).toBe(true);
   });
 });
 

@@ -56,6 +56,12 @@ export interface RedactorOptions {
   readonly extraValuePatterns?: readonly RegExp[];
   /** Values nested deeper than this (the argument itself is depth 0) are cut; default 32. */
   readonly maxDepth?: number;
+  /**
+   * Member names (exact, case-sensitive) that are never secret whatever they look like: names a
+   * protocol defines for non-secret values (MCP's `progressToken`). Their values are still checked
+   * for secret shapes.
+   */
+  readonly keepKeys?: readonly string[];
 }
 
 /** A redaction function: returns a redacted copy of any value and never throws. */
@@ -150,11 +156,13 @@ export function redactPatternInPieces(text: string, pattern: RegExp): string {
 const KEY_CACHE_LIMIT = 4096;
 
 /**
- * A redactor with the built-in rules plus `options`' extra ones. Build it once and reuse it: member
- * name decisions are cached (up to a few thousand names).
+ * The member-name test of a redactor built with `options`: true for a name whose value is secret.
+ * Decisions are cached (up to a few thousand names), so build it once and reuse it. Exposed so that
+ * a caller holding JSON text can tell whether any member name in it needs the redactor at all.
  */
-export function createRedactor(options: RedactorOptions = {}): Redactor {
-  const maxDepth = options.maxDepth ?? DEFAULT_REDACTION_DEPTH;
+export function createSecretKeyTest(
+  options: Pick<RedactorOptions, 'extraKeyPatterns' | 'keepKeys'> = {},
+): (key: string) => boolean {
   const extraStems: string[] = [];
   const extraKeyRegexes: RegExp[] = [];
   for (const pattern of options.extraKeyPatterns ?? []) {
@@ -165,22 +173,31 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
       extraKeyRegexes.push(withoutStatefulFlags(pattern));
     }
   }
-  const extraValuePatterns = (options.extraValuePatterns ?? []).map(globalCopy);
+  const keep = new Set(options.keepKeys ?? []);
   const keyCache = new Map<string, boolean>();
-
-  function isSecretKey(key: string): boolean {
+  return (key: string): boolean => {
     const cached = keyCache.get(key);
     if (cached !== undefined) return cached;
-    let secret = isBuiltInSecretKey(key);
-    if (!secret && extraStems.length > 0) {
+    let secret = !keep.has(key) && isBuiltInSecretKey(key);
+    if (!secret && !keep.has(key) && extraStems.length > 0) {
       const normalized = normalizeKey(key);
       secret = extraStems.some((stem) => normalized.includes(stem));
     }
-    if (!secret) secret = extraKeyRegexes.some((regex) => regex.test(key));
+    if (!secret && !keep.has(key)) secret = extraKeyRegexes.some((regex) => regex.test(key));
     if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.clear();
     keyCache.set(key, secret);
     return secret;
-  }
+  };
+}
+
+/**
+ * A redactor with the built-in rules plus `options`' extra ones. Build it once and reuse it: member
+ * name decisions are cached (up to a few thousand names).
+ */
+export function createRedactor(options: RedactorOptions = {}): Redactor {
+  const maxDepth = options.maxDepth ?? DEFAULT_REDACTION_DEPTH;
+  const isSecretKey = createSecretKeyTest(options);
+  const extraValuePatterns = (options.extraValuePatterns ?? []).map(globalCopy);
 
   function redactString(text: string): string {
     let out = MAYBE_SECRET.test(text) ? applyRules(text, VALUE_RULES) : text;
