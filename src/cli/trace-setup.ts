@@ -9,7 +9,7 @@ import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { TraceRecorder } from '../trace/trace-recorder.js';
 import { traceTap } from '../trace/trace-tap.js';
-import { WorkerTraceStore } from '../trace/worker-trace-store.js';
+import { WorkerTraceStore, type WorkerTraceStoreOptions } from '../trace/worker-trace-store.js';
 
 export interface OpenTrace {
   readonly tap: Tap;
@@ -21,14 +21,11 @@ export function openTrace(
   dataDir: string,
   logger: Logger,
   metrics: Metrics,
-  options: { maxPayloadBytes?: number } = {},
+  options: Pick<WorkerTraceStoreOptions, 'maxPayloadBytes' | 'payloads' | 'redact'> = {},
 ): OpenTrace {
   ensureDataDir(dataDir);
   const path = join(dataDir, 'trace.db');
-  const store = new WorkerTraceStore(
-    path,
-    options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes },
-  );
+  const store = new WorkerTraceStore(path, options);
   const recorder = new TraceRecorder(store, { logger, metrics });
   return { tap: traceTap(recorder), recorder, path };
 }

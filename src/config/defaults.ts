@@ -75,7 +75,7 @@ export const DEFAULTS: {
       maxRestarts: Number.POSITIVE_INFINITY,
     },
   },
-  trace: { enabled: true, maxPayloadBytes: MiB },
+  trace: { enabled: true, maxPayloadBytes: MiB, payloads: 'redacted' },
   logging: { level: 'info' },
 });
 

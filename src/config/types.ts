@@ -4,6 +4,7 @@
  * same with human units (`30s`, `4MiB`); see docs/configuration.md and examples/switchboard.yaml.
  */
 
+import type { TracePayloadMode } from '../trace/payload-mode.js';
 import type { SpaceConfig } from './sections/space.js';
 
 export type SharingMode = 'shared' | 'per-session';
@@ -93,6 +94,11 @@ export interface TimeoutsConfig {
 export interface TraceConfig {
   readonly enabled: boolean;
   readonly maxPayloadBytes: number;
+  /**
+   * What the trace writes of each payload: `redacted` (output bodies as size and SHA-256, the rest
+   * through the ledger's redactor and `audit.redact`) or `full` (as it passed).
+   */
+  readonly payloads: TracePayloadMode;
 }
 
 export interface LoggingConfig {

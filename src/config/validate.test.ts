@@ -89,7 +89,7 @@ describe('defaults', () => {
           },
         },
       ],
-      trace: { enabled: true, maxPayloadBytes: 1024 * 1024 },
+      trace: { enabled: true, maxPayloadBytes: 1024 * 1024, payloads: 'redacted' },
       logging: { level: 'info' },
       policy: { default: 'allow', rules: [], approvals: { timeoutMs: 300_000, approverRoles: ['approver'] } },
       audit: {
@@ -169,7 +169,7 @@ describe('a complete file', () => {
         restart: { enabled: false, maxRestarts: 3 },
       },
     },
-    trace: { enabled: false, maxPayloadBytes: '64KiB' },
+    trace: { enabled: false, maxPayloadBytes: '64KiB', payloads: 'full' },
     logging: { level: 'debug' },
   };
   const env = { EVERYTHING_KEY: 'k-123', REMOTE_TOKEN: 't-456' };
@@ -224,7 +224,7 @@ describe('a complete file', () => {
       maxMessageBytes: 8 * 1024 * 1024,
       restart: { enabled: false, initialDelayMs: 250, maxDelayMs: 30_000, maxRestarts: 3 },
     });
-    expect(config.trace).toEqual({ enabled: false, maxPayloadBytes: 65_536 });
+    expect(config.trace).toEqual({ enabled: false, maxPayloadBytes: 65_536, payloads: 'full' });
     expect(config.logging).toEqual({ level: 'debug' });
   });
 
@@ -775,6 +775,7 @@ describe('limits and durations', () => {
     ['timeouts', 'maxTotal', -1, '0 disables'],
     ['trace', 'enabled', 'no', 'true or false'],
     ['trace', 'maxPayloadBytes', 0, 'a size larger than 0'],
+    ['trace', 'payloads', 'none', 'redacted or full'],
     ['logging', 'level', 'verbose', 'debug, info, warn, error or silent'],
     ['logging', 'level', 'warning', 'debug, info, warn, error or silent (did you mean "warn"?)'],
   ])('%s.%s = %j', (section, key, value, expected) => {

@@ -40,6 +40,7 @@ import { formatDuration } from './units.js';
 
 export * from './checker.js';
 
+import { TRACE_PAYLOAD_MODES } from '../trace/payload-mode.js';
 import { readAudit } from './sections/audit.js';
 import { readAuth } from './sections/auth.js';
 import { checkApprovers, readPolicy, warnAboutPolicy } from './sections/policy.js';
@@ -75,7 +76,7 @@ export const CONFIG_KEYS = {
   stdio: ['command', 'args', 'cwd', 'env', 'passEnv'],
   http: ['url', 'headers', 'era'],
   restart: ['enabled', 'initialDelay', 'maxDelay', 'maxRestarts'],
-  trace: ['enabled', 'maxPayloadBytes'],
+  trace: ['enabled', 'maxPayloadBytes', 'payloads'],
   logging: ['level'],
 } as const;
 
@@ -204,6 +205,7 @@ function readTrace(c: Checker, raw: unknown): TraceConfig {
   return {
     enabled: c.boolean(f, p, 'enabled', DEFAULTS.trace.enabled),
     maxPayloadBytes: c.size(f, p, 'maxPayloadBytes', DEFAULTS.trace.maxPayloadBytes, false),
+    payloads: c.choice(f, p, 'payloads', TRACE_PAYLOAD_MODES, DEFAULTS.trace.payloads),
   };
 }
 

@@ -10,8 +10,15 @@ import type { SessionKey } from './correlation-table.js';
 
 export const GATEWAY_PARTICIPANT = 'gateway';
 
+const CLIENT_PREFIX = 'client-';
+
 export function clientParticipant(session: SessionKey): string {
-  return `client-${session}`;
+  return `${CLIENT_PREFIX}${session}`;
+}
+
+/** Whether a participant id names a client session (`client-<session>`). */
+export function isClientParticipant(id: string): boolean {
+  return id.startsWith(CLIENT_PREFIX);
 }
 
 export function serverParticipant(upstreamName: string): string {

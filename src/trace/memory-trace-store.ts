@@ -10,7 +10,7 @@ import {
   type CorrelationSource,
   DEFAULT_FOLLOW_DEPTH,
 } from './correlation-walk.js';
-import { DEFAULT_MAX_PAYLOAD_BYTES, storedPayload } from './stored-payload.js';
+import { PayloadGuard, type TracePayloadMode, type TracePayloadOptions } from './payload-guard.js';
 import type {
   CorrelationGraph,
   ManagedTraceStore,
@@ -24,6 +24,10 @@ import type {
 export interface MemoryTraceStoreOptions {
   /** Payloads above this many UTF-8 bytes are kept as a truncation marker. Default 1 MiB. */
   readonly maxPayloadBytes?: number;
+  /** What is kept of each payload (`payload-guard.ts`), as the SQLite store does. Default `redacted`. */
+  readonly payloads?: TracePayloadMode;
+  /** The operator's extra redaction rules (`audit.redact`), for `redacted` payloads. */
+  readonly redact?: TracePayloadOptions['redact'];
   /**
    * Keep at most about this many envelopes: once 10% more are held, the oldest are pruned down to
    * `capacity` (amortized O(1) per append). Unbounded when absent.
@@ -41,7 +45,7 @@ interface Entry {
  * method throws `SB_TRACE_STORE` after `close()`.
  */
 export class MemoryTraceStore implements ManagedTraceStore {
-  readonly #maxPayloadBytes: number;
+  readonly #payloads: PayloadGuard;
   readonly #capacity: number | undefined;
   #entries: Entry[] = [];
   #byId = new Map<string, Entry>();
@@ -54,7 +58,11 @@ export class MemoryTraceStore implements ManagedTraceStore {
   #closed = false;
 
   constructor(options: MemoryTraceStoreOptions = {}) {
-    this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.#payloads = new PayloadGuard({
+      ...(options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes }),
+      ...(options.payloads === undefined ? {} : { mode: options.payloads }),
+      ...(options.redact === undefined ? {} : { redact: options.redact }),
+    });
     this.#capacity = options.capacity;
   }
 
@@ -81,7 +89,11 @@ export class MemoryTraceStore implements ManagedTraceStore {
 
   upsertSession(info: TraceSessionInfo): void {
     this.#open();
-    this.#sessions.set(info.key, { ...info, upstreams: [...info.upstreams] });
+    const kept: TraceSessionInfo = { ...info, upstreams: [...info.upstreams] };
+    if (info.clientInfo !== undefined) {
+      (kept as { clientInfo?: unknown }).clientInfo = this.#payloads.value(info.clientInfo);
+    }
+    this.#sessions.set(info.key, kept);
   }
 
   sessions(options: { readonly limit?: number } = {}): TraceSessionSummary[] {
@@ -183,15 +195,21 @@ export class MemoryTraceStore implements ManagedTraceStore {
     if (this.#closed) throw new SwitchboardError(SbErrorCode.TraceStore, 'the trace store is closed');
   }
 
-  /** What the store keeps: no `payloadJson`, and a marker in place of an oversized payload. */
+  /** What the store keeps: no `payloadJson`, and the payload as the SQLite store would write it. */
   #normalize(record: TraceRecord): TraceRecord {
-    const { payloadJson: _unused, ...rest } = record;
-    const stored = storedPayload(record, this.#maxPayloadBytes);
-    if (!stored.replaced) return rest;
-    return {
-      ...rest,
-      envelope: { ...record.envelope, payload: JSON.parse(stored.text) as Record<string, unknown> },
-    };
+    const { payloadJson, ...rest } = record;
+    const e = record.envelope;
+    const method = (e.payload as { method?: unknown }).method;
+    const { text, changed } = this.#payloads.stored({
+      payload: e.payload,
+      json: payloadJson,
+      kind: e.kind,
+      method: typeof method === 'string' ? method : null,
+      context: e.context ?? null,
+      to: e.to,
+    });
+    if (!changed) return rest;
+    return { ...rest, envelope: { ...e, payload: JSON.parse(text) as Record<string, unknown> } };
   }
 
   #index(entry: Entry): void {

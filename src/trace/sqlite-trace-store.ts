@@ -21,7 +21,8 @@ import type { TransportKind } from '../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
 import type { MeupEnvelope, MeupProtocol } from '../meup/types.js';
 import { buildCorrelationGraph, type CorrelationEdge, DEFAULT_FOLLOW_DEPTH } from './correlation-walk.js';
-import { DEFAULT_MAX_PAYLOAD_BYTES, rpcSummary, storedPayload } from './stored-payload.js';
+import { PayloadGuard, type TracePayloadMode, type TracePayloadOptions } from './payload-guard.js';
+import { rpcSummary } from './stored-payload.js';
 import type {
   CorrelationGraph,
   ManagedTraceStore,
@@ -143,6 +144,10 @@ export interface SqliteTraceStoreOptions {
   readonly readonly?: boolean;
   /** Payloads above this many UTF-8 bytes are stored as a truncation marker. Default 1 MiB. */
   readonly maxPayloadBytes?: number;
+  /** What is written of each payload (`payload-guard.ts`). Default `redacted`. */
+  readonly payloads?: TracePayloadMode;
+  /** The operator's extra redaction rules (`audit.redact`), for `redacted` payloads. */
+  readonly redact?: TracePayloadOptions['redact'];
   /** How long to wait for a lock held by another connection, in ms. Default 5000. */
   readonly busyTimeoutMs?: number;
 }
@@ -222,7 +227,7 @@ const PRUNED =
 export class SqliteTraceStore implements ManagedTraceStore {
   readonly path: string;
   readonly #db: Database.Database;
-  readonly #maxPayloadBytes: number;
+  readonly #payloads: PayloadGuard;
   readonly #appendBatch: (rows: readonly StoredEnvelope[]) => void;
   readonly #stmt: Statements;
   /**
@@ -238,7 +243,11 @@ export class SqliteTraceStore implements ManagedTraceStore {
    */
   constructor(path: string, options: SqliteTraceStoreOptions = {}) {
     this.path = path;
-    this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.#payloads = new PayloadGuard({
+      ...(options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes }),
+      ...(options.payloads === undefined ? {} : { mode: options.payloads }),
+      ...(options.redact === undefined ? {} : { redact: options.redact }),
+    });
     const readonly = options.readonly === true;
     const requested = options.busyTimeoutMs ?? 5000;
     const busyTimeout = Number.isFinite(requested) ? Math.max(0, Math.floor(requested)) : 5000;
@@ -317,7 +326,7 @@ export class SqliteTraceStore implements ManagedTraceStore {
   append(records: readonly TraceRecord[]): void {
     this.#open();
     if (records.length === 0) return;
-    const rows = records.map((record) => storedRecord(record, this.#maxPayloadBytes));
+    const rows = records.map((record) => storedRecord(record, this.#payloads));
     this.#guard('append to', () => this.#appendBatch(rows));
   }
 
@@ -333,7 +342,15 @@ export class SqliteTraceStore implements ManagedTraceStore {
 
   /** The payload size limit this store was opened with. */
   get maxPayloadBytes(): number {
-    return this.#maxPayloadBytes;
+    return this.#payloads.maxPayloadBytes;
+  }
+
+  /**
+   * What decides this store's stored payloads; `appendStored` rows must have been built with it
+   * (the trace worker decodes its batches with it), in order.
+   */
+  get payloads(): PayloadGuard {
+    return this.#payloads;
   }
 
   /**
@@ -357,7 +374,8 @@ export class SqliteTraceStore implements ManagedTraceStore {
         started_at: info.startedAt,
         ended_at: info.endedAt ?? null,
         protocol_version: info.protocolVersion ?? null,
-        client_info: info.clientInfo === undefined ? null : JSON.stringify(info.clientInfo),
+        client_info:
+          info.clientInfo === undefined ? null : JSON.stringify(this.#payloads.value(info.clientInfo)),
       }),
     );
   }
@@ -470,9 +488,8 @@ export interface StoredEnvelope {
 }
 
 /** The row of a complete record. */
-function storedRecord(record: TraceRecord, maxPayloadBytes: number): StoredEnvelope {
+function storedRecord(record: TraceRecord, payloads: PayloadGuard): StoredEnvelope {
   const e = record.envelope;
-  const payload = storedPayload(record, maxPayloadBytes);
   const rpc = rpcSummary(e.payload);
   return {
     params: [
@@ -492,7 +509,14 @@ function storedRecord(record: TraceRecord, maxPayloadBytes: number): StoredEnvel
       record.upstream ?? null,
       record.receivedAt,
       record.sentAt ?? null,
-      payload.text,
+      payloads.text({
+        payload: e.payload,
+        json: record.payloadJson,
+        kind: e.kind,
+        method: rpc.method ?? null,
+        context: e.context ?? null,
+        to: e.to,
+      }),
     ],
     targets: e.correlationId,
   };

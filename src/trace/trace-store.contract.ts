@@ -9,11 +9,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../errors/switchboard-error.js';
 import { createIdGenerator } from '../meup/ids.js';
 import { MEUP_PROTOCOL, type MeupEnvelope } from '../meup/types.js';
+import type { TracePayloadMode, TracePayloadOptions } from './payload-guard.js';
 import type { ManagedTraceStore, TraceRecord, TraceSessionInfo } from './types.js';
 
 /** Options a contract test may ask of the store under test. */
 export interface ContractStoreOptions {
   readonly maxPayloadBytes?: number;
+  /** The suite asks for `full` except where it tests the default (`redacted`). */
+  readonly payloads?: TracePayloadMode;
+  readonly redact?: TracePayloadOptions['redact'];
 }
 
 /** Builds a fresh, empty store; the suite closes it after each test. */
@@ -197,8 +201,9 @@ function sessionInfo(key: string, extra: Partial<TraceSessionInfo> = {}): TraceS
 export function traceStoreContract(name: string, makeStore: MakeTraceStore): void {
   describe(`TraceStore contract: ${name}`, () => {
     const open: ManagedTraceStore[] = [];
+    /** A store keeping payloads as they passed, unless the test asks otherwise. */
     const make = (options?: ContractStoreOptions): ManagedTraceStore => {
-      const store = makeStore(options);
+      const store = makeStore({ payloads: 'full', ...options });
       open.push(store);
       return store;
     };
@@ -575,6 +580,110 @@ export function traceStoreContract(name: string, makeStore: MakeTraceStore): voi
           _truncated: true,
           bytes: json.length + 1,
         });
+      });
+    });
+
+    describe('payloads (trace.payloads)', () => {
+      /** A store with the default payload mode. */
+      const makeDefault = (options: ContractStoreOptions = {}): ManagedTraceStore => {
+        const store = makeStore(options);
+        open.push(store);
+        return store;
+      };
+      const SENTINEL = 'S3NT1NEL-c0ffee';
+
+      it('by default keeps output bodies as their size and SHA-256, on both hops of the answer', () => {
+        const store = makeDefault();
+        const next = idSource();
+        const chain = toolCallChain(next);
+        const result = { content: [{ type: 'text', text: `the body holds ${SENTINEL}` }], isError: true };
+        const records = chain.records.map((record) =>
+          record.envelope.kind === 'mcp/response'
+            ? { ...record, envelope: { ...record.envelope, payload: { ...record.envelope.payload, result } } }
+            : record,
+        );
+        store.append(records);
+        const body = JSON.stringify(result);
+        const omitted = {
+          _omitted: 'output',
+          bytes: Buffer.byteLength(body),
+          sha256: createHash('sha256').update(body).digest('hex'),
+          isError: true,
+        };
+        expect(store.get(chain.UR)?.envelope.payload).toEqual({ jsonrpc: '2.0', id: 1, result: omitted });
+        expect(store.get(chain.R)?.envelope.payload).toEqual({ jsonrpc: '2.0', id: 7, result: omitted });
+        // The request, the copy and the progress are kept (nothing secret in them).
+        for (const id of [chain.D, chain.U, chain.P]) {
+          const record = records.find((r) => r.envelope.id === id);
+          expect(store.get(id)?.envelope.payload).toEqual(record?.envelope.payload);
+        }
+        expect(JSON.stringify(store.session('s1'))).not.toContain(SENTINEL);
+      });
+
+      it('by default redacts secret names and shapes, with the operator rules, and keeps progressToken', () => {
+        const store = makeDefault({ redact: { keys: ['internal_ref'], patterns: ['CASE-[0-9]{6}'] } });
+        const next = idSource();
+        const request = {
+          jsonrpc: '2.0',
+          id: 3,
+          method: 'tools/call',
+          params: {
+            name: 'login',
+            arguments: {
+              password: SENTINEL,
+              internalRef: SENTINEL,
+              note: `see CASE-123456 and Bearer ${SENTINEL}`,
+              dsn: `postgres://admin:${SENTINEL}@db/prod`,
+            },
+            _meta: { progressToken: 'tok-1' },
+          },
+        };
+        const record = traceRecord({ id: next(), context: 's1/x', payload: request });
+        // JSON text as a peer may write it: escapes hide the names from a plain text scan.
+        const escaped = traceRecord({
+          id: next(),
+          kind: 'mcp/notification',
+          payload: {
+            jsonrpc: '2.0',
+            method: 'notifications/message',
+            params: { data: { password: SENTINEL, token: SENTINEL } },
+          },
+          payloadJson: `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":{"pass\\u0077ord":"${SENTINEL}","\\u0074oken":"${SENTINEL}"}}}`,
+        });
+        store.append([record, escaped]);
+        expect(store.get(record.envelope.id)?.envelope.payload).toEqual({
+          ...request,
+          params: {
+            ...request.params,
+            arguments: {
+              password: '[REDACTED]',
+              internalRef: '[REDACTED]',
+              note: 'see [REDACTED] and Bearer [REDACTED]',
+              dsn: 'postgres://admin:[REDACTED]@db/prod',
+            },
+          },
+        });
+        expect(JSON.stringify(store.session('s1'))).not.toContain(SENTINEL);
+        expect(JSON.stringify(store.get(escaped.envelope.id))).not.toContain(SENTINEL);
+      });
+
+      it('by default redacts the clientInfo kept with a session', () => {
+        const store = makeDefault();
+        store.upsertSession(sessionInfo('s9', { clientInfo: { name: 'c', apiKey: SENTINEL } }));
+        expect(store.sessionInfo('s9')?.clientInfo).toEqual({ name: 'c', apiKey: '[REDACTED]' });
+      });
+
+      it('keeps everything as it passed with payloads: full', () => {
+        const store = make({ payloads: 'full' });
+        const next = idSource();
+        const chain = toolCallChain(next);
+        const withSecret = traceRecord({
+          id: next(),
+          payload: { jsonrpc: '2.0', id: 9, method: 'x', params: { password: SENTINEL } },
+        });
+        store.append([...chain.records, withSecret]);
+        expect(store.get(chain.R)).toEqual(stored(chain.records[4] as TraceRecord));
+        expect(store.get(withSecret.envelope.id)).toEqual(stored(withSecret));
       });
     });
 

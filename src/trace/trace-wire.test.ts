@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createIdGenerator } from '../meup/ids.js';
+import { PayloadGuard } from './payload-guard.js';
 import { traceHopOf } from './trace-hop.js';
 import { toolCallChain } from './trace-store.contract.js';
 import { decodeHops, encodeHops } from './trace-wire.js';
@@ -13,7 +14,7 @@ describe('trace-wire', () => {
       to: ['server-"quoted"\\ü'],
       correlationId: ['a b', 'c'],
     } as (typeof hops)[0];
-    const rows = decodeHops(encodeHops([...hops, odd]), 1 << 20);
+    const rows = decodeHops(encodeHops([...hops, odd]), new PayloadGuard());
     for (const [i, hop] of [...hops, odd].entries()) {
       const params = rows[i]?.params;
       expect(params?.[6]).toBe(hop.to === undefined ? null : JSON.stringify(hop.to));
@@ -40,6 +41,10 @@ describe('trace-wire', () => {
     expect(slots.filter((v) => typeof v === 'string').length).toBeLessThan(
       hops.flatMap((h) => encodeHops([h])).filter((v) => typeof v === 'string').length,
     );
-    expect(decodeHops(slots, 1 << 20)).toEqual(hops.flatMap((h) => decodeHops(encodeHops([h]), 1 << 20)));
+    // One guard per side: it remembers open output calls from batch to batch.
+    const oneByOne = new PayloadGuard();
+    expect(decodeHops(slots, new PayloadGuard())).toEqual(
+      hops.flatMap((h) => decodeHops(encodeHops([h]), oneByOne)),
+    );
   });
 });

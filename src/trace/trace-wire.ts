@@ -10,6 +10,7 @@
 
 import { isoTimestamp } from '../meup/iso-timestamp.js';
 import { MEUP_PROTOCOL } from '../meup/types.js';
+import type { PayloadGuard } from './payload-guard.js';
 import type { EnvelopeParams, StoredEnvelope } from './sqlite-trace-store.js';
 import { rpcIdText, storedPayloadText } from './stored-payload.js';
 import type { TraceHop } from './trace-hop.js';
@@ -100,10 +101,13 @@ function stringArrayJson(values: readonly string[]): string {
   return JSON.stringify(values);
 }
 
-/** The rows of an encoded batch, as the SQLite store writes them, appended to `rows`. */
+/**
+ * The rows of an encoded batch, as the SQLite store writes them, appended to `rows`; `payloads`
+ * decides each stored payload (and must see every batch of its store, in order).
+ */
 export function decodeHops(
   slots: readonly unknown[],
-  maxPayloadBytes: number,
+  payloads: PayloadGuard,
   rows: StoredEnvelope[] = [],
 ): StoredEnvelope[] {
   // The batch's strings in order of first occurrence (see `encodeHops`).
@@ -162,7 +166,7 @@ export function decodeHops(
       upstream ?? null,
       receivedAt,
       sentAt ?? null,
-      storedPayloadText(payload, json, maxPayloadBytes).text,
+      payloads.text({ payload, json, kind: text(kind), method, context: context ?? null, to }),
     ];
     rows.push({ params, targets });
   }

@@ -5,6 +5,7 @@
  * to write errors, failed writes), which the worker adds to and the gateway reads without a message.
  */
 import type { MessagePort } from 'node:worker_threads';
+import type { TracePayloadMode, TracePayloadOptions } from './payload-guard.js';
 import type { TracePruneOptions, TraceSessionInfo } from './types.js';
 
 /** Bytes of shared memory: the reply counter (padded to 8) and three 64-bit counters. */
@@ -16,6 +17,8 @@ export const WorkerCounter = { Written: 0, Failed: 1, Errors: 2 } as const;
 export interface TraceWorkerData {
   readonly path: string;
   readonly maxPayloadBytes?: number;
+  readonly payloads?: TracePayloadMode;
+  readonly redact?: TracePayloadOptions['redact'];
   readonly busyTimeoutMs?: number;
   readonly shared: SharedArrayBuffer;
   /** Where answers to `call`, `close` and the opening go; read synchronously by the gateway. */

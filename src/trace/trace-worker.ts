@@ -59,6 +59,8 @@ function run(data: TraceWorkerData, port: MessagePort): void {
   try {
     const options: SqliteTraceStoreOptions = {
       ...(data.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: data.maxPayloadBytes }),
+      ...(data.payloads === undefined ? {} : { payloads: data.payloads }),
+      ...(data.redact === undefined ? {} : { redact: data.redact }),
       ...(data.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: data.busyTimeoutMs }),
     };
     store = new SqliteTraceStore(data.path, options);
@@ -115,7 +117,7 @@ function run(data: TraceWorkerData, port: MessagePort): void {
       case 'append': {
         const before = rows.length;
         try {
-          decodeHops(request.slots, store.maxPayloadBytes, rows);
+          decodeHops(request.slots, store.payloads, rows);
           records += request.count;
         } catch (err) {
           rows.length = before;

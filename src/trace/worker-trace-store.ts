@@ -98,6 +98,8 @@ export class WorkerTraceStore implements ManagedTraceStore, DeferredTraceStore {
       shared,
       reply: port2,
       ...(options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes }),
+      ...(options.payloads === undefined ? {} : { payloads: options.payloads }),
+      ...(options.redact === undefined ? {} : { redact: options.redact }),
       ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     };
     this.#worker = new Worker(module.url, {

@@ -241,7 +241,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
       maxTotal: dur(timeouts.maxTotalMs),
     },
     upstreams,
-    trace: { enabled: trace.enabled, maxPayloadBytes: size(trace.maxPayloadBytes) },
+    trace: { enabled: trace.enabled, maxPayloadBytes: size(trace.maxPayloadBytes), payloads: trace.payloads },
     logging: { level: logging.level },
     // Absent means no authentication: leave it out rather than print an (invalid) empty section.
     ...(config.auth === undefined ? {} : { auth: authShape(config.auth) }),

@@ -99,7 +99,11 @@ export function registerServeCommand(program: Command): void {
       const logger = createLogger(config.logging.level);
       const metrics = new Metrics();
       const trace = config.trace.enabled
-        ? openTrace(dataDir, logger, metrics, { maxPayloadBytes: config.trace.maxPayloadBytes })
+        ? openTrace(dataDir, logger, metrics, {
+            maxPayloadBytes: config.trace.maxPayloadBytes,
+            payloads: config.trace.payloads,
+            redact: config.audit.redact,
+          })
         : undefined;
       let ledger: AuditLedger | undefined;
       if (config.audit.enabled) {

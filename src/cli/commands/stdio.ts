@@ -3,12 +3,13 @@
  * Configure a client to run `switchboard stdio -- npx some-server` instead of `npx some-server`.
  */
 import { basename } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
 import { AUDIT_DEFAULTS } from '../../config/sections/audit.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
+import { TRACE_PAYLOAD_MODES, type TracePayloadMode } from '../../trace/payload-mode.js';
 import { dataDirOf } from '../global-options.js';
 import { openStdioLedger } from '../ledger-setup.js';
 import {
@@ -30,6 +31,7 @@ interface StdioOptions {
   maxMessageBytes: number;
   requestTimeout: number;
   trace: boolean;
+  tracePayloads: TracePayloadMode;
   audit: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
@@ -106,6 +108,14 @@ export function registerStdioCommand(program: Command): void {
       600_000,
     )
     .option('--no-trace', 'do not record the trace')
+    .addOption(
+      new Option(
+        '--trace-payloads <mode>',
+        'redacted: output bodies as size and SHA-256, secrets cut out; full: as they passed',
+      )
+        .choices(TRACE_PAYLOAD_MODES)
+        .default('redacted'),
+    )
     .option(
       '--no-audit',
       'do not write the audit ledger (default: <data-dir>/audit/stdio/<name>, one record per tool call)',
@@ -145,7 +155,9 @@ export function registerStdioCommand(program: Command): void {
           return;
         }
       }
-      const trace = options.trace ? openTrace(dataDir, logger, metrics) : undefined;
+      const trace = options.trace
+        ? openTrace(dataDir, logger, metrics, { payloads: options.tracePayloads })
+        : undefined;
       const gateway = new StdioGateway({
         command,
         args,
