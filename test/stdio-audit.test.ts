@@ -8,30 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
-import { CLI, EVERYTHING, runCli, tempDir } from './support/cli.js';
-
-function wrapper(dataDir: string, extra: readonly string[] = []): StdioClientTransport {
-  return new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      CLI,
-      'stdio',
-      '--data-dir',
-      dataDir,
-      '--name',
-      'everything',
-      ...extra,
-      '--',
-      process.execPath,
-      EVERYTHING,
-      'stdio',
-    ],
-    env: { ...process.env } as Record<string, string>,
-    stderr: 'pipe',
-  });
-}
+import { everythingThroughStdio, runCli, tempDir } from './support/cli.js';
 
 interface LedgerRecord {
   seq: number;
@@ -61,9 +39,9 @@ describe('switchboard stdio writes the audit ledger', () => {
     const dataDir = tempDir('switchboard-stdio-audit-');
     const first = new Client({ name: 'audit-it', version: '1' });
     const second = new Client({ name: 'audit-it-2', version: '1' });
-    await first.connect(wrapper(dataDir));
+    await first.connect(everythingThroughStdio(dataDir));
     // A second wrapper of the same server, at the same time: its own ledger directory.
-    await second.connect(wrapper(dataDir));
+    await second.connect(everythingThroughStdio(dataDir));
     const echoed = await first.callTool({ name: 'echo', arguments: { message: 'sentinel-in-args' } });
     expect(echoed.content).toEqual([{ type: 'text', text: 'Echo: sentinel-in-args' }]);
     await first.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } });
@@ -103,7 +81,7 @@ describe('switchboard stdio writes the audit ledger', () => {
   it('writes nothing with --no-audit', async () => {
     const dataDir = tempDir('switchboard-stdio-noaudit-');
     const client = new Client({ name: 'audit-it', version: '1' });
-    await client.connect(wrapper(dataDir, ['--no-audit']));
+    await client.connect(everythingThroughStdio(dataDir, ['--no-audit']));
     await client.callTool({ name: 'echo', arguments: { message: 'x' } });
     await client.close();
     const listed = await runCli([

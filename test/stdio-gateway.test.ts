@@ -5,10 +5,10 @@
  * are asserted.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, EVERYTHING, jsonLines, runCli, tempDir } from './support/cli.js';
+import { everythingThroughStdio, jsonLines, runCli, tempDir } from './support/cli.js';
 
 interface WireEnvelope {
   id: string;
@@ -34,23 +34,7 @@ describe('switchboard stdio in front of server-everything', () => {
   let sampled = 0;
 
   beforeAll(async () => {
-    transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [
-        CLI,
-        'stdio',
-        '--data-dir',
-        dataDir,
-        '--name',
-        'everything',
-        '--',
-        process.execPath,
-        EVERYTHING,
-        'stdio',
-      ],
-      env: { ...process.env } as Record<string, string>,
-      stderr: 'pipe',
-    });
+    transport = everythingThroughStdio(dataDir);
     transport.stderr?.on('data', (d: Buffer) => {
       stderr += d.toString();
     });

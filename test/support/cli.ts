@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { expect } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -12,6 +13,36 @@ export const ECHO_SERVER = join(ROOT, 'test/fixtures/echo-server.mjs');
 
 export function tempDir(prefix = 'switchboard-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * An SDK client transport that runs `switchboard stdio` (upstream name `everything`, data in
+ * `dataDir`, then `options`) in front of server-everything, the way a client configures the
+ * wrapper; `env` is added to the wrapper's environment (the server sees only what it passes on).
+ */
+export function everythingThroughStdio(
+  dataDir: string,
+  options: readonly string[] = [],
+  env: Readonly<Record<string, string>> = {},
+): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      CLI,
+      'stdio',
+      '--data-dir',
+      dataDir,
+      '--name',
+      'everything',
+      ...options,
+      '--',
+      process.execPath,
+      EVERYTHING,
+      'stdio',
+    ],
+    env: { ...process.env, ...env } as Record<string, string>,
+    stderr: 'pipe',
+  });
 }
 
 export interface CliResult {
