@@ -142,12 +142,19 @@ describe('serve never forwards client credentials upstream', () => {
   const extras = { Cookie: `session=${COOKIE}`, 'X-Api-Key': API_KEY };
 
   /** A 2026-07-28 request (stateless: the version and method in headers and `_meta`). */
-  function modernPost(token: string, id: number, method: string, params: Record<string, unknown> = {}) {
+  function modernPost(
+    token: string,
+    id: number,
+    method: string,
+    params: Record<string, unknown> = {},
+    meta: Record<string, unknown> = {},
+  ) {
     const name: Record<string, string> = typeof params.name === 'string' ? { 'mcp-name': params.name } : {};
     const _meta = {
       'io.modelcontextprotocol/protocolVersion': MODERN,
       'io.modelcontextprotocol/clientCapabilities': {},
       'io.modelcontextprotocol/clientInfo': { name: 'credentials-test', version: '1' },
+      ...meta,
     };
     return post(
       serve.url,
@@ -206,8 +213,19 @@ describe('serve never forwards client credentials upstream', () => {
   });
 
   /** A 2026-07-28 tools/call of `<via>__echo`, answered 200; the JSON-RPC answer. */
-  async function modernEcho(id: number, via: string, message: string): Promise<Record<string, unknown>> {
-    const called = await modernPost(bob, id, 'tools/call', { name: `${via}__echo`, arguments: { message } });
+  async function modernEcho(
+    id: number,
+    via: string,
+    message: string,
+    meta: Record<string, unknown> = {},
+  ): Promise<Record<string, unknown>> {
+    const called = await modernPost(
+      bob,
+      id,
+      'tools/call',
+      { name: `${via}__echo`, arguments: { message } },
+      meta,
+    );
     expect(called.status, called.text).toBe(200);
     const answer = messagesOf(called).at(-1);
     expect(answer, called.text).toMatchObject({ id });
@@ -227,25 +245,35 @@ describe('serve never forwards client credentials upstream', () => {
       expect(answer.result).toEqual(
         expect.objectContaining({ content: [{ type: 'text', text: 'raw to modern' }] }),
       );
-      // Through the legacy-era connection the call reaches the upstream, but does not succeed (yet):
-      // see the `it.fails` below. What the upstream received is checked all the same.
-      await modernEcho(3, 'legacy', 'raw to legacy');
+      const bridged = await modernEcho(3, 'legacy', 'raw to legacy');
+      expect(bridged.result).toEqual(
+        expect.objectContaining({ content: [{ type: 'text', text: 'raw to legacy' }] }),
+      );
     });
     expectClean(during);
     expect(echoes(during, 'modern')).toEqual([['raw to modern', MODERN]]);
     expect(echoes(during, 'legacy')).toEqual([['raw to legacy', LEGACY]]);
   });
 
-  // Known bug (not about credentials): a 2026-07-28 client's call through a legacy-era HTTP
-  // connection is sent with the client's own `_meta` envelope, which claims 2026-07-28 in the body
-  // while the header says 2025-11-25. A dual-era server (the SDK v2 `createMcpHandler`, as here)
-  // refuses that mismatch with 400, and the client gets -32000 SB_UPSTREAM_UNAVAILABLE. Drop
-  // `.fails` once the legacy upstream path strips the modern envelope.
-  it.fails('2026-07-28 client through the legacy-era connection to a dual-era server: the call succeeds', async () => {
-    const answer = await modernEcho(4, 'legacy', 'raw to legacy, again');
-    expect(answer.result).toEqual(
-      expect.objectContaining({ content: [{ type: 'text', text: 'raw to legacy, again' }] }),
+  // A 2026-07-28 client's call through a legacy-era HTTP connection used to keep the client's own
+  // `_meta` envelope, claiming 2026-07-28 in the body while the header said 2025-11-25: a dual-era
+  // server (the SDK v2 `createMcpHandler`, as here) refused the mismatch with 400, and the client got
+  // -32000 SB_UPSTREAM_UNAVAILABLE. The legacy connection now sends what a 2025 client would.
+  it('2026-07-28 client through the legacy-era connection to a dual-era server: the call succeeds, sent as 2025', async () => {
+    const during = await recordedDuring(async () => {
+      const answer = await modernEcho(4, 'legacy', 'raw to legacy, again', { progressToken: 'p-4' });
+      expect(answer.result).toEqual(
+        expect.objectContaining({ content: [{ type: 'text', text: 'raw to legacy, again' }] }),
+      );
+    });
+    const calls = during.filter(
+      (r) => header(r, 'x-upstream')[0] === 'legacy' && rpcMethod(r) === 'tools/call',
     );
+    expect(calls).toHaveLength(1);
+    const sent = JSON.parse(calls[0]!.body) as { params: { _meta?: Record<string, unknown> } };
+    expect(header(calls[0]!, 'mcp-protocol-version')).toEqual([LEGACY]);
+    // No 2026-07-28 envelope member is left; the progress token is kept (renumbered by the gateway).
+    expect(Object.keys(sent.params._meta ?? {})).toEqual(['progressToken']);
   });
 
   // Last, over everything the tests above caused (and what the gateway sent on its own).

@@ -13,7 +13,28 @@ export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 /**
- * The gateway's own key (not MCP): where the modern endpoint hands a client's `Mcp-Param-*` headers
+ * The `_meta` members 2026-07-28 defines and the session-based revisions do not: the per-request
+ * envelope (version, client identity and capabilities, log level) and what servers stamp on their
+ * answers and listen-stream notifications. A 2025 peer never sends them, and a message bound for a
+ * legacy peer must not carry them: a dual-era server reads the version member as a claim of
+ * 2026-07-28 and refuses it when the `MCP-Protocol-Version` header says otherwise. `progressToken`
+ * (both eras) and `io.modelcontextprotocol/related-task` (2025-11-25) are not among them.
+ */
+export const MODERN_META_KEYS: ReadonlySet<string> = new Set([
+  META_VERSION,
+  META_CLIENT_INFO,
+  META_CAPABILITIES,
+  META_LOG_LEVEL,
+  META_SERVER_INFO,
+  META_SUBSCRIPTION_ID,
+]);
+/**
+ * The gateway's own `_meta` namespace (not MCP). Members under it are set by the gateway for its
+ * own transports and taken out before anything is sent upstream; a client may never set them.
+ */
+export const GATEWAY_META_PREFIX = 'switchboard.dev/';
+/**
+ * The gateway's own key: where the modern endpoint hands a client's `Mcp-Param-*` headers
  * (lower-cased name to raw value) to a modern upstream's transport, which sends them unchanged and
  * takes the key out of the body.
  */

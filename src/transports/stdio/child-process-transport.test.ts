@@ -30,6 +30,16 @@ rl.on('line', (line) => {
 rl.on('close', () => process.exit(0));
 `;
 
+/** Answers each request with the very line it read: `{ result: { line } }`. */
+const LINE_ECHO = `
+const rl = require('node:readline').createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { line } }) + '\\n');
+});
+rl.on('close', () => process.exit(0));
+`;
+
 const READY = `process.stdout.write('{"jsonrpc":"2.0","method":"ready"}\\n');`;
 
 /** Ignores stdin EOF and SIGTERM: only SIGKILL ends it. */
@@ -130,6 +140,76 @@ describe('ChildProcessTransport', () => {
       },
     ]);
     expect(h.metas[0]?.transport).toEqual({ kind: 'stdio', pid: h.transport.pid });
+  });
+
+  describe('_meta members a child must not see', () => {
+    const MODERN_META = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'modern-client', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+      'io.modelcontextprotocol/logLevel': 'info',
+    };
+    const lines = (h: Harness) => parsed(h).map((m) => (m.result as { line: string }).line);
+
+    it("an initialized (legacy) child gets a 2026-07-28 client's call as a 2025 client sends it", async () => {
+      const h = make(LINE_ECHO);
+      await h.transport.start();
+      send(h, {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'gw', version: '1' } },
+      });
+      const call: JsonRpcMessage = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'echo',
+          arguments: { message: 'hi' },
+          _meta: {
+            ...MODERN_META,
+            progressToken: 9,
+            'switchboard.dev/forwardHeaders': { 'mcp-param-a': '1' },
+          },
+        },
+      };
+      send(h, call);
+      send(h, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: MODERN_META } });
+      await vi.waitFor(() => expect(h.texts).toHaveLength(3));
+      const [, calledWith, listedWith] = lines(h);
+      expect(JSON.parse(calledWith!)).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { message: 'hi' }, _meta: { progressToken: 9 } },
+      });
+      expect(JSON.parse(listedWith!)).toEqual({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    });
+
+    it('a child never initialized (2026-07-28 behind the pass-through) keeps the envelope, not gateway members', async () => {
+      const h = make(LINE_ECHO);
+      await h.transport.start();
+      send(h, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { ...MODERN_META, 'switchboard.dev/x': true } },
+      });
+      const untouched =
+        '{"jsonrpc":"2.0", "id":2,"method":"tools/list","params":{"_meta":{"progressToken":1}}}';
+      h.transport.send(untouched, JSON.parse(untouched) as JsonRpcMessage);
+      await vi.waitFor(() => expect(h.texts).toHaveLength(2));
+      const [first, second] = lines(h);
+      expect(JSON.parse(first!)).toEqual({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: MODERN_META },
+      });
+      // Nothing to remove: the very text goes out.
+      expect(second).toBe(untouched);
+    });
   });
 
   it('sends stderr lines to the log, never as errors', async () => {

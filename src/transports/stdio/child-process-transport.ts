@@ -8,6 +8,9 @@
  * - stderr is the server's log: each line goes to the gateway's log, never treated as an error.
  * - `close()` follows the MCP shutdown sequence: close stdin, wait, SIGTERM, wait, SIGKILL.
  * - `onclose` fires once, as soon as the child has exited and its stdout is drained.
+ * - A child that was sent `initialize` speaks a session-based revision: it gets messages as a 2025
+ *   client sends them, without a 2026-07-28 client's envelope members in `_meta`. No child ever gets
+ *   the gateway's own `switchboard.dev/` members.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../core/ports.js';
@@ -16,6 +19,7 @@ import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
+import { isGatewayMetaKey, toLegacyWire, wireWithout } from '../../protocol/mcp/reserved-meta.js';
 import { judgeOversized } from '../oversized.js';
 import { LineDecoder } from './line-decoder.js';
 
@@ -49,6 +53,12 @@ export class ChildProcessTransport implements UpstreamTransport {
   #closing: Promise<void> | undefined;
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   #exited: Promise<void> = Promise.resolve();
+  /**
+   * An `initialize` went to the child: it speaks a session-based revision, so every message gets the
+   * 2025 shape (`toLegacyWire`). Until then (a 2026-07-28 child behind the pass-through stdio
+   * gateway never gets one) messages go as they are, less the gateway's own `_meta` members.
+   */
+  #legacy = false;
 
   constructor(options: ChildProcessOptions) {
     this.#options = options;
@@ -159,13 +169,16 @@ export class ChildProcessTransport implements UpstreamTransport {
     });
   }
 
-  send(json: string, _message: JsonRpcMessage): void {
+  send(json: string, message: JsonRpcMessage): void {
     const child = this.#child;
     if (!child || this.#closed || !child.stdin.writable) {
       this.#options.metrics.inc('upstream_write_errors_total', { upstream: this.#options.name });
       return;
     }
-    child.stdin.write(`${json}\n`);
+    if (!this.#legacy && 'id' in message && 'method' in message && message.method === 'initialize')
+      this.#legacy = true;
+    const wire = this.#legacy ? toLegacyWire(json, message) : wireWithout(json, message, isGatewayMetaKey);
+    child.stdin.write(`${wire.json}\n`);
   }
 
   /** The MCP stdio shutdown sequence. Idempotent; resolves when the child is gone. */

@@ -194,6 +194,36 @@ describe('HttpUpstreamTransport', () => {
       expect(server.requestsOf('POST', 'initialize').map((r) => r.url)).toEqual(['/messages?sessionId=abc']);
     });
 
+    it("POSTs a 2026-07-28 client's call as a 2024-11-05 client would: no modern envelope in _meta", async () => {
+      server.handler = legacyServer().handler;
+      const { transport, seen } = open({ transport: 'sse' });
+      await transport.start();
+      transport.send(...INITIALIZE);
+      await seen.response(1);
+      transport.send(
+        ...message({
+          id: 2,
+          method: 'tools/call',
+          params: {
+            name: 'echo',
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': {},
+              'switchboard.dev/forwardHeaders': { 'mcp-param-a': '1' },
+              progressToken: 'p',
+            },
+          },
+        }),
+      );
+      await seen.response(2);
+      expect(JSON.parse(server.requestsOf('POST', 'tools/call')[0]!.body)).toEqual({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'echo', _meta: { progressToken: 'p' } },
+      });
+    });
+
     it('refuses an endpoint on another origin', async () => {
       server.handler = legacyServer({ endpoint: 'http://evil.example/messages' }).handler;
       const { transport } = open({ transport: 'sse' });

@@ -10,12 +10,15 @@
  * - This transport cannot tell which request a server message relates to, so messages carry no
  *   `relatedUpstreamId`; the router falls back to its other attribution rules.
  * - A POST that fails (network error, non-2xx) fails its request with a synthesized error.
+ * - Messages leave as a 2024-11-05 client sends them: the 2026-07-28 envelope members of a modern
+ *   client's `_meta` (and the gateway's own `switchboard.dev/` members) are taken out of the body.
  */
 import type { Dispatcher } from 'undici';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error.js';
 import { isRequest, type JsonRpcMessage, type RequestId } from '../../../protocol/jsonrpc/types.js';
+import { toLegacyWire } from '../../../protocol/mcp/reserved-meta.js';
 import { judgeOversized } from '../../oversized.js';
 import { type SseEvent, SseParser } from '../sse/sse-parser.js';
 import { describeNetworkError } from './describe-error.js';
@@ -104,7 +107,7 @@ export class LegacySseTransport implements UpstreamTransport {
       this.#out.fail(id, `upstream ${this.#o.name} is not connected yet (no endpoint event)`);
       return;
     }
-    this.#post(path, json, id).catch((error: unknown) =>
+    this.#post(path, toLegacyWire(json, message).json, id).catch((error: unknown) =>
       this.#out.report(`POST failed unexpectedly: ${String(error)}`),
     );
   }

@@ -180,6 +180,50 @@ describe('LegacyStreamableHttpTransport', () => {
       });
     });
 
+    it("sends a 2026-07-28 client's call as a 2025 client would: no modern envelope or gateway member in _meta", async () => {
+      const { transport, seen } = await initialized();
+      const modernMeta = {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'modern-client', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+        'io.modelcontextprotocol/logLevel': 'debug',
+        'switchboard.dev/forwardHeaders': { 'mcp-param-region': 'eu' },
+      };
+      const [json, message] = request(5, 'tools/call', {
+        name: 'echo',
+        arguments: { message: 'hi' },
+        _meta: { ...modernMeta, progressToken: 'p-5', 'example.com/note': 'kept' },
+      });
+      transport.send(json, message);
+      await seen.response(5);
+      transport.send(...request(6, 'tools/list', { _meta: modernMeta }));
+      await seen.response(6);
+      const [call, list] = server.requestsOf('POST').slice(-2);
+      expect(call?.headers['mcp-protocol-version']).toBe(VERSION);
+      expect(JSON.parse(call!.body)).toEqual({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: {
+          name: 'echo',
+          arguments: { message: 'hi' },
+          _meta: { progressToken: 'p-5', 'example.com/note': 'kept' },
+        },
+      });
+      // Nothing but the envelope: no `_meta` at all, as a 2025 client sends it.
+      expect(JSON.parse(list!.body)).toEqual({ jsonrpc: '2.0', id: 6, method: 'tools/list', params: {} });
+      // What the router handed over is left as it was.
+      expect(message).toMatchObject({ params: { _meta: modernMeta } });
+    });
+
+    it('sends a legacy message that has nothing to remove byte for byte', async () => {
+      const { transport, seen } = await initialized();
+      const text = '{"jsonrpc":"2.0",  "id":7,"method":"tools/list","params":{"_meta":{"progressToken":1}}}';
+      transport.send(text, JSON.parse(text) as JsonRpcMessage);
+      await seen.response(7);
+      expect(server.requestsOf('POST').at(-1)?.body).toBe(text);
+    });
+
     it('tolerates, and counts, a notification accepted with 200 instead of 202', async () => {
       const { transport } = await initialized();
       server.handler = (_r, res) => res.writeHead(200).end();

@@ -11,6 +11,8 @@
  * - An SSE answer that ends before its response is resumed by GET with `Last-Event-ID` after the
  *   server's `retry` (priming events carry the cursor), a bounded number of times
  *   (`answer-stream.ts`); the GET stream is kept open until close (`standalone-stream.ts`).
+ * - Messages leave as a 2025 client sends them: the 2026-07-28 envelope members of a modern client's
+ *   `_meta` (and the gateway's own `switchboard.dev/` members) are taken out of the body.
  * - A request never hangs on a transport failure: a failed POST, a stream that cannot be resumed or
  *   an oversized answer produce an error response for its id.
  * - 404 to a request that carried the session id: the session is gone; `onclose` reports it and the
@@ -30,6 +32,7 @@ import {
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
 import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
+import { toLegacyWire } from '../../../protocol/mcp/reserved-meta.js';
 import { type Flight, followAnswerStream } from './answer-stream.js';
 import { describeNetworkError } from './describe-error.js';
 import { HttpConnection } from './http-connection.js';
@@ -164,11 +167,14 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     return Promise.resolve();
   }
 
-  send(json: string, message: JsonRpcMessage): void {
+  send(routed: string, original: JsonRpcMessage): void {
     if (this.#out.closed) {
       this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
       return;
     }
+    // What a 2025 client would send: a 2026-07-28 client's own envelope (or a gateway member) in the
+    // body would contradict MCP-Protocol-Version, and a dual-era server refuses that mismatch.
+    const { json, message } = toLegacyWire(routed, original);
     if ('method' in message) {
       if ('id' in message) {
         if (message.method === 'initialize' && !this.#initializeSeen) {

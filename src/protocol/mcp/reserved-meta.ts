@@ -1,0 +1,101 @@
+/**
+ * Reserved `_meta` members, and taking them out of a message. Two kinds matter to the gateway:
+ *
+ * - its own namespace (`switchboard.dev/`): set only by the gateway, for its own transports. A
+ *   client's are refused or removed where the client's message comes in, and none ever leaves for
+ *   an upstream.
+ * - the 2026-07-28 envelope (`MODERN_META_KEYS`): a message for a legacy peer is sent as a 2025
+ *   client would send it, without them.
+ *
+ * The `_meta` of a message is `params._meta` for requests and notifications and `result._meta` for
+ * results. Nothing is copied when nothing is removed, so the usual message costs one key scan.
+ */
+import type { JsonObject, JsonRpcMessage } from '../jsonrpc/types.js';
+import { GATEWAY_META_PREFIX, MODERN_META_KEYS } from './modern-meta.js';
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Whether a `_meta` key is in the gateway's namespace (the prefix compared without case). */
+export function isGatewayMetaKey(key: string): boolean {
+  return (
+    key.length >= GATEWAY_META_PREFIX.length &&
+    key.slice(0, GATEWAY_META_PREFIX.length).toLowerCase() === GATEWAY_META_PREFIX
+  );
+}
+
+/** Whether a `_meta` key must not reach a legacy peer: a 2026-07-28 envelope member, or the gateway's. */
+export function isModernOrGatewayMetaKey(key: string): boolean {
+  return MODERN_META_KEYS.has(key) || isGatewayMetaKey(key);
+}
+
+/** The `_meta` object of a message (`params._meta`, or `result._meta` for a result), if any. */
+export function metaOf(message: JsonRpcMessage): JsonObject | undefined {
+  const holder = 'method' in message ? message.params : 'result' in message ? message.result : undefined;
+  return isObject(holder) && isObject(holder._meta) ? holder._meta : undefined;
+}
+
+/** The keys of a message's `_meta` in the gateway's namespace, in order (none: empty). */
+export function gatewayMetaKeys(message: JsonRpcMessage): string[] {
+  const meta = metaOf(message);
+  return meta === undefined ? [] : Object.keys(meta).filter(isGatewayMetaKey);
+}
+
+/**
+ * A `_meta` object without the members `drop` selects: the same object when there are none, else a
+ * copy (the input is never modified).
+ */
+export function withoutMetaKeys(meta: JsonObject, drop: (key: string) => boolean): JsonObject {
+  let copy: JsonObject | undefined;
+  for (const key of Object.keys(meta)) {
+    if (!drop(key)) continue;
+    copy ??= { ...meta };
+    delete copy[key];
+  }
+  return copy ?? meta;
+}
+
+/**
+ * The message without the `_meta` members `drop` selects: the same object when there are none, else
+ * a copy (the input is never modified) whose `_meta` is left out when nothing remains in it.
+ */
+export function withoutMetaMembers(message: JsonRpcMessage, drop: (key: string) => boolean): JsonRpcMessage {
+  const meta = metaOf(message);
+  if (meta === undefined) return message;
+  const kept = withoutMetaKeys(meta, drop);
+  if (kept === meta) return message;
+  const field = 'method' in message ? 'params' : 'result';
+  const { _meta: _dropped, ...rest } = (message as unknown as Record<string, JsonObject>)[field]!;
+  const holder: JsonObject = Object.keys(kept).length === 0 ? rest : { ...rest, _meta: kept };
+  return { ...message, [field]: holder } as JsonRpcMessage;
+}
+
+/** The message without `_meta` members in the gateway's namespace. */
+export function withoutGatewayMeta(message: JsonRpcMessage): JsonRpcMessage {
+  return withoutMetaMembers(message, isGatewayMetaKey);
+}
+
+/** A message and its text, as a transport writes it. */
+export interface Wire {
+  readonly json: string;
+  readonly message: JsonRpcMessage;
+}
+
+/**
+ * `withoutMetaMembers` for a message about to be written: `json` is returned as it is (and the
+ * message object too) when nothing was removed, else the cleaned message serialized.
+ */
+export function wireWithout(json: string, message: JsonRpcMessage, drop: (key: string) => boolean): Wire {
+  const kept = withoutMetaMembers(message, drop);
+  return kept === message ? { json, message } : { json: JSON.stringify(kept), message: kept };
+}
+
+/**
+ * A message as a legacy peer must get it: what a 2025 client (or server) would send, without the
+ * 2026-07-28 envelope and without the gateway's own members. `progressToken` and every other
+ * member stay. `json` is returned as it is when nothing was removed.
+ */
+export function toLegacyWire(json: string, message: JsonRpcMessage): Wire {
+  return wireWithout(json, message, isModernOrGatewayMetaKey);
+}
