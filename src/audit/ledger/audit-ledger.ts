@@ -28,7 +28,7 @@ import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js
 import { isoTimestamp } from '../../meup/iso-timestamp.js';
 import { type Logger, silentLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
-import { createRedactor, type Redactor } from '../redaction.js';
+import type { Redactor } from '../redaction.js';
 import type { NoteSigner } from '../signed-note.js';
 import { type AnchorOptions, createAnchorSink } from './anchor-sink.js';
 import { type LedgerIo, nodeLedgerIo } from './append-file.js';
@@ -41,6 +41,7 @@ import { SIGNER_KEY_FILE, VERIFIER_KEY_FILE } from './ledger-paths.js';
 import { type LedgerHead, type LinePosition, recoverLedger } from './ledger-recovery.js';
 import type { LedgerTree } from './ledger-tree.js';
 import { encodeRecord, recordFields } from './record-fields.js';
+import { createRedactedCanonicalJson } from './redacted-canonical-json.js';
 
 /** Counter names the ledger keeps in its `Metrics`. */
 export const AuditLedgerMetric = {
@@ -153,6 +154,7 @@ export class AuditLedger {
   readonly #fsync: FsyncPolicy;
   readonly #everyRecords: number;
   readonly #redactor: Redactor;
+  readonly #canonicalArgs: (args: unknown) => string;
   readonly #maxErrorLength: number;
   readonly #clock: () => number;
   readonly #logger: Logger;
@@ -202,10 +204,12 @@ export class AuditLedger {
     this.#fsync = options.fsync ?? DEFAULTS.fsync;
     this.#everyRecords = options.checkpoint?.everyRecords ?? DEFAULTS.everyRecords;
     this.#maxErrorLength = options.maxErrorLength ?? DEFAULTS.maxErrorLength;
-    this.#redactor = createRedactor({
+    const redaction = createRedactedCanonicalJson({
       extraKeyPatterns: options.redact?.keys ?? [],
       extraValuePatterns: (options.redact?.patterns ?? []).map((pattern) => new RegExp(pattern, 'g')),
     });
+    this.#redactor = redaction.redactor;
+    this.#canonicalArgs = redaction.encode;
     this.#clock = options.clock ?? Date.now;
     this.#logger = parts.logger;
     this.#metrics = parts.metrics;
@@ -359,6 +363,7 @@ export class AuditLedger {
       try {
         const fields = recordFields(event, {
           redactor: this.#redactor,
+          canonicalArgs: this.#canonicalArgs,
           maxErrorLength: this.#maxErrorLength,
         });
         const seq = this.#head.seq + 1;
