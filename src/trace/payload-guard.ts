@@ -183,7 +183,10 @@ export class PayloadGuard {
     if (typeof result === 'object' && result !== null && (result as { isError?: unknown }).isError === true) {
       omitted.isError = true;
     }
-    return this.#redactedText({ ...rest, result: omitted });
+    const out = { ...rest, result: omitted };
+    // What is left is usually `jsonrpc` and `id`: scanned, not walked.
+    const written = JSON.stringify(out);
+    return this.#mayHoldSecret(written) ? this.#redactedText(out) : written;
   }
 }
 
