@@ -15,7 +15,7 @@ import type {
 } from '../../config/types.js';
 import { CONFIG_KEYS, validateConfig } from '../../config/validate.js';
 import { type CliRun, runCli } from '../test-support/run-cli.js';
-import { REDACTED, redact, summary, toFileShape } from './config.js';
+import { hideUrlSecrets, REDACTED, redact, summary, toFileShape } from './config.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sb-config-cli-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -42,7 +42,7 @@ upstreams:
     args: [-y, "@modelcontextprotocol/server-everything", stdio]
     env: { API_KEY: sk-live-123 }
   remote:
-    url: https://mcp.example.com/mcp
+    url: https://mcp.example.com/mcp?api_key=sk-query-000&region=eu#top
     headers: { Authorization: Bearer sk-remote-456 }
     sharing: per-session
 `;
@@ -116,8 +116,9 @@ describe('switchboard config check', () => {
     const path = file('valid-json.yaml', VALID);
     const r = await run(['config', 'check', '--json', path]);
     expect(r.code).toBe(0);
-    expect(r.out).not.toContain('sk-live-123');
-    expect(r.out).not.toContain('sk-remote-456');
+    for (const secret of ['sk-live-123', 'sk-remote-456', 'sk-query-000']) {
+      expect(r.out).not.toContain(secret);
+    }
     const json = JSON.parse(r.out) as {
       ok: boolean;
       file: string;
@@ -131,6 +132,7 @@ describe('switchboard config check', () => {
     const [everything, remote] = json.config.upstreams as [StdioUpstreamConfig, HttpUpstreamConfig];
     expect(everything.env).toEqual({ API_KEY: REDACTED });
     expect(remote.headers).toEqual({ Authorization: REDACTED });
+    expect(remote.url).toBe(`https://mcp.example.com/mcp?api_key=${REDACTED}&region=${REDACTED}#top`);
     expect(everything.restart.maxRestarts).toBe('.inf');
   });
 
@@ -238,8 +240,9 @@ describe('switchboard config show', () => {
     const path = file('show.yaml', VALID);
     const r = await run(['config', 'show', '--config', path]);
     expect(r.code).toBe(0);
-    expect(r.out).not.toContain('sk-live-123');
-    expect(r.out).not.toContain('sk-remote-456');
+    for (const secret of ['sk-live-123', 'sk-remote-456', 'sk-query-000']) {
+      expect(r.out).not.toContain(secret);
+    }
     expect(r.out).toContain(`# Effective configuration of ${path}\n`);
     expect(r.out).toContain('  maxBodyBytes: 4MiB\n');
     expect(r.out).toContain('  keepAlive: 15s\n');
@@ -422,7 +425,7 @@ describe('config show and config check --json print every section', () => {
       const r = await run(['config', 'show', '--config', path]);
       expect(r).toMatchObject({ code: 0, err: '' });
       expect(r.out).toContain(
-        '# Every default applied; values of upstream env and headers and of audit.anchor.headers shown as ***.\n',
+        '# Every default applied; values of upstream env and headers, of audit.anchor.headers and of URL query parameters shown as ***.\n',
       );
       expect(r.out).toContain('    era: modern\n');
       expect(r.out).toContain(`    - principal: alice\n      sha256: ${SHA.alice}\n`);
@@ -517,5 +520,20 @@ describe('summary', () => {
     );
     if (!result.ok) throw new Error('invalid');
     expect(summary(result.config)).toBe('ok: 1 upstream (a: stdio shared), listening on [::1]:0');
+  });
+});
+
+describe('hideUrlSecrets', () => {
+  it.each([
+    ['https://mcp.example.com/mcp', 'https://mcp.example.com/mcp'],
+    ['https://u:p@h/x', `https://u:${REDACTED}@h/x`],
+    ['https://u@h/x?a=1&b=&c', `https://u@h/x?a=${REDACTED}&b=${REDACTED}&c`],
+    ['http://h/x?key=abc#frag=1', `http://h/x?key=${REDACTED}#frag=1`],
+    ['/etc/jwks.json', '/etc/jwks.json'],
+    ['file:///etc/jwks.json', 'file:///etc/jwks.json'],
+  ])('%s', (url, expected) => {
+    expect(hideUrlSecrets(url)).toBe(expected);
+    // Idempotent: what config show prints validates to itself.
+    expect(hideUrlSecrets(expected)).toBe(expected);
   });
 });

@@ -101,7 +101,7 @@ export function registerConfigCommands(program: Command): void {
       }
       io.out(`# Effective configuration of ${source}\n`);
       io.out(
-        `# Every default applied; values of upstream env and headers and of audit.anchor.headers shown as ${REDACTED}.\n`,
+        `# Every default applied; values of upstream env and headers, of audit.anchor.headers and of URL query parameters shown as ${REDACTED}.\n`,
       );
       io.out(stringify(toFileShape(redact(gateway)), { lineWidth: 0 }));
     });
@@ -143,25 +143,56 @@ export function summary(config: GatewayConfig): string {
   return `ok: ${n} upstream${n === 1 ? '' : 's'} (${list}), listening on ${address}`;
 }
 
+/** A URL's password (`scheme://user:password@host`), up to the `@`. */
+const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^\s:@/?#]*:)[^\s/?#@]*(?=@)/i;
+/** One query parameter's value, after its `name=`. */
+const QUERY_VALUE = /([?&][^=&#]*=)[^&#]*/g;
+
+/**
+ * `url` with its password and every query parameter's value replaced by {@link REDACTED} (API
+ * keys often travel as `?key=...`); the rest is left exactly as written, so the result validates
+ * to itself.
+ */
+export function hideUrlSecrets(url: string): string {
+  const hash = url.indexOf('#');
+  const head = hash === -1 ? url : url.slice(0, hash);
+  const tail = hash === -1 ? '' : url.slice(hash);
+  return head.replace(URL_PASSWORD, `$1${REDACTED}`).replace(QUERY_VALUE, `$1${REDACTED}`) + tail;
+}
+
 /**
  * The configuration with every secret replaced by {@link REDACTED}: the values of upstream `env`
- * and `headers` and of `audit.anchor.headers` (names are kept). Token hashes (`auth.tokens`,
+ * and `headers` and of `audit.anchor.headers` (names are kept), and the passwords and query values
+ * of the URLs (HTTP upstreams, the anchor, the JWKS). Token hashes (`auth.tokens`,
  * `space.participants.*.tokens`) are kept: they are what the file holds, not the tokens.
  */
 export function redact(config: GatewayConfig): GatewayConfig {
   const hide = (record: Readonly<Record<string, string>>) =>
     Object.fromEntries(Object.keys(record).map((key) => [key, REDACTED]));
   const { anchor } = config.audit;
+  const { auth } = config;
   return {
     ...config,
     upstreams: config.upstreams.map(
       (u): UpstreamConfig =>
-        u.transport === 'stdio' ? { ...u, env: hide(u.env) } : { ...u, headers: hide(u.headers) },
+        u.transport === 'stdio'
+          ? { ...u, env: hide(u.env) }
+          : { ...u, url: hideUrlSecrets(u.url), headers: hide(u.headers) },
     ),
     audit:
       anchor === undefined
         ? config.audit
-        : { ...config.audit, anchor: { ...anchor, headers: hide(anchor.headers) } },
+        : {
+            ...config.audit,
+            anchor: {
+              ...anchor,
+              ...(anchor.url === undefined ? {} : { url: hideUrlSecrets(anchor.url) }),
+              headers: hide(anchor.headers),
+            },
+          },
+    ...(auth?.jwt === undefined
+      ? {}
+      : { auth: { ...auth, jwt: { ...auth.jwt, jwks: hideUrlSecrets(auth.jwt.jwks) } } }),
   };
 }
 
