@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeToken, tempDir } from './support/cli.js';
 import { type StartedProcess, startHttpFixture } from './support/peers.js';
 import { type RunningServe, startServe } from './support/serve.js';
-import { initialize, messagesOf, post } from './support/sse-client.js';
+import { initialize, messagesOf, post, send } from './support/sse-client.js';
 
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
@@ -274,6 +274,80 @@ describe('serve never forwards client credentials upstream', () => {
     expect(header(calls[0]!, 'mcp-protocol-version')).toEqual([LEGACY]);
     // No 2026-07-28 envelope member is left; the progress token is kept (renumbered by the gateway).
     expect(Object.keys(sent.params._meta ?? {})).toEqual(['progressToken']);
+  });
+
+  it("a client's own switchboard.dev/ _meta members: requests refused with -32602, notifications cleaned; nothing reaches an upstream", async () => {
+    // The gateway's `forwardHeaders` member is how its modern endpoint hands Mcp-Param-* headers to
+    // a modern upstream; set by a client, it would have set upstream headers unchecked.
+    const forgedHeader = 'mcp-param-injected';
+    const marker = secret('forged');
+    const forged = { 'switchboard.dev/forwardHeaders': { [forgedHeader]: marker } };
+    const during = await recordedDuring(async () => {
+      for (const [id, via] of [
+        [5, 'modern'],
+        [6, 'legacy'],
+      ] as const) {
+        const refused = await modernPost(
+          bob,
+          id,
+          'tools/call',
+          { name: `${via}__echo`, arguments: { message: `forged to ${via}` } },
+          forged,
+        );
+        expect(refused.status, refused.text).toBe(400);
+        expect(messagesOf(refused)[0]).toMatchObject({
+          id,
+          error: { code: -32602, message: expect.stringContaining('"switchboard.dev/forwardHeaders"') },
+        });
+      }
+      // A 2025-11-25 session: the same for its request; its notification goes on without the member.
+      const session = await initialize(serve.url, {
+        headers: { authorization: `Bearer ${alice}`, ...extras },
+      });
+      const headers = { authorization: `Bearer ${alice}`, ...extras, ...session.headers };
+      const call = (id: number, message: string, meta?: Record<string, unknown>) =>
+        post(
+          serve.url,
+          {
+            jsonrpc: '2.0',
+            id,
+            method: 'tools/call',
+            params: { name: 'legacy__echo', arguments: { message }, ...(meta ? { _meta: meta } : {}) },
+          },
+          headers,
+        );
+      const refused = await call(2, 'forged, legacy session', forged);
+      expect(refused.status, refused.text).toBe(400);
+      expect(messagesOf(refused)[0]).toMatchObject({ id: 2, error: { code: -32602 } });
+      const note = await post(
+        serve.url,
+        { jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: { _meta: forged } },
+        headers,
+      );
+      expect(note.status, note.text).toBe(202);
+      // The session goes on: a clean call is served.
+      const served = messagesOf(await call(3, 'clean, legacy session')).at(-1);
+      expect(served).toMatchObject({
+        id: 3,
+        result: { content: [{ type: 'text', text: 'clean, legacy session' }] },
+      });
+      await send(serve.url, 'DELETE', headers);
+    });
+    expectClean(during);
+    for (const record of during) {
+      const where = `${record.method} ${record.path} ${rpcMethod(record) ?? ''}`;
+      expect(header(record, forgedHeader), where).toEqual([]);
+      expect(record.body, where).not.toContain(marker);
+      expect(record.body, where).not.toContain('switchboard.dev');
+    }
+    // No refused call was sent anywhere; the clean one was.
+    expect(echoes(during, 'modern')).toEqual([]);
+    expect(echoes(during, 'legacy')).toEqual([['clean, legacy session', LEGACY]]);
+    // The notification did reach the session's legacy connection, without the member.
+    const notes = during.filter((r) => rpcMethod(r) === 'notifications/roots/list_changed');
+    expect(notes.map((r) => [header(r, 'x-upstream')[0], JSON.parse(r.body)])).toEqual([
+      ['legacy', { jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: {} }],
+    ]);
   });
 
   // Last, over everything the tests above caused (and what the gateway sent on its own).

@@ -67,6 +67,77 @@ const malformed = (h: ReturnType<typeof harness>) =>
   h.metrics.get('malformed_messages_total', { side: 'client', transport: 'stdio' });
 
 describe('StdioDownstream', () => {
+  describe("_meta members of the gateway's namespace from the client", () => {
+    it('refuses a request carrying one with -32602, and never hands it on', async () => {
+      const h = harness();
+      await h.write(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 4,
+          method: 'tools/call',
+          params: {
+            name: 'echo',
+            _meta: { progressToken: 1, 'switchboard.dev/forwardHeaders': { 'mcp-param-a': '1' } },
+          },
+        }),
+      );
+      expect(h.received).toEqual([]);
+      expect(h.parsed()).toEqual([
+        {
+          jsonrpc: '2.0',
+          id: 4,
+          error: {
+            code: -32602,
+            message: expect.stringContaining('"switchboard.dev/forwardHeaders"'),
+          },
+        },
+      ]);
+      expect(h.metrics.get('client_reserved_meta_total', { action: 'refused', transport: 'stdio' })).toBe(1);
+    });
+
+    it('answers a refused request inside its batch (2025-03-26), and serves the others', async () => {
+      const h = harness({ revision: '2025-03-26' });
+      await h.write(
+        JSON.stringify([
+          { jsonrpc: '2.0', id: 1, method: 'ping' },
+          { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { 'switchboard.dev/x': 1 } } },
+        ]),
+      );
+      expect(h.received.map((r) => r.message)).toEqual([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+      h.answer(1, {});
+      await h.flush();
+      expect(h.parsed()).toEqual([
+        [
+          { jsonrpc: '2.0', id: 2, error: { code: -32602, message: expect.any(String) } },
+          { jsonrpc: '2.0', id: 1, result: {} },
+        ],
+      ]);
+    });
+
+    it('takes them out of notifications and responses, which cannot be refused', async () => {
+      const h = harness();
+      const note = JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: { progressToken: 1, progress: 1, _meta: { 'switchboard.dev/forwardHeaders': {} } },
+      });
+      const reply = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'srv-1',
+        result: { roots: [], _meta: { 'switchboard.dev/x': 1, kept: true } },
+      });
+      await h.write(note, reply);
+      expect(h.received.map((r) => r.message)).toEqual([
+        { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } },
+        { jsonrpc: '2.0', id: 'srv-1', result: { roots: [], _meta: { kept: true } } },
+      ]);
+      // The raw text stays what the client sent (the trace records what arrived).
+      expect(h.received.map((r) => r.raw)).toEqual([note, reply]);
+      expect(h.written).toEqual([]);
+      expect(h.metrics.get('client_reserved_meta_total', { action: 'removed', transport: 'stdio' })).toBe(2);
+    });
+  });
+
   it('hands valid messages to onmessage with their raw text', async () => {
     const h = harness();
     const line = '{"jsonrpc":"2.0","id":1,"method":"ping"}';

@@ -1,7 +1,8 @@
 /**
  * The gateway's own stdin/stdout as the downstream of one client (the stdio gateway). Reads
  * newline-delimited JSON-RPC, answers malformed input itself where an id is readable, hands valid
- * messages to `onmessage`, and writes what the router sends. A batch (2025-03-26 only) is answered
+ * messages to `onmessage`, and writes what the router sends. A request carrying `_meta` members of
+ * the gateway's namespace is refused, a notification or response loses them (`client-meta.ts`). A batch (2025-03-26 only) is answered
  * with one batch of responses once all of its requests are answered.
  */
 import type { Readable, Writable } from 'node:stream';
@@ -11,6 +12,7 @@ import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import { idKey, type JsonRpcMessage, type JsonRpcResponse } from '../../protocol/jsonrpc/types.js';
 import { allowsBatch } from '../../protocol/mcp/revisions.js';
+import { screenClientPayload } from '../client-meta.js';
 import { judgeOversized } from '../oversized.js';
 import { LineDecoder } from './line-decoder.js';
 
@@ -90,7 +92,12 @@ export class StdioDownstream implements DownstreamPort {
 
   #line(text: string): void {
     const revision = this.#o.revision();
-    const payload = readInbound(text, { allowBatch: allowsBatch(revision), revision });
+    // A client's members of the gateway's `_meta` namespace: its request refused, else removed.
+    const payload = screenClientPayload(
+      readInbound(text, { allowBatch: allowsBatch(revision), revision }),
+      this.#o.metrics,
+      'stdio',
+    );
     if (payload.error) {
       this.#o.metrics.inc('malformed_messages_total', { side: 'client', transport: 'stdio' });
       this.#o.logger.warn({ error: payload.error.message }, 'unusable input from the client; dropped');

@@ -28,6 +28,7 @@ import {
   HTTP_DEFAULT_REVISION,
   isKnownRevision,
 } from '../../../protocol/mcp/revisions.js';
+import { screenClientPayload } from '../../client-meta.js';
 import { parseEventId } from '../events/event-id.js';
 import type { EventStore } from '../events/event-store.js';
 import { accepts, isJsonContentType } from './http-guards.js';
@@ -155,7 +156,12 @@ export class LegacyEndpoint {
       : legacyHeader
         ? (versionHeader ?? HTTP_DEFAULT_REVISION)
         : HTTP_DEFAULT_REVISION;
-    const payload = readInbound(body.text, { allowBatch: allowsBatch(revision), revision });
+    // A client's members of the gateway's `_meta` namespace: its request refused, else removed.
+    const payload = screenClientPayload(
+      readInbound(body.text, { allowBatch: allowsBatch(revision), revision }),
+      o.metrics,
+      'http',
+    );
     if (payload.error) {
       o.metrics.inc('http_rejected_total', {
         reason: payload.error.code === JsonRpcCode.ParseError ? 'parse-error' : 'invalid-request',

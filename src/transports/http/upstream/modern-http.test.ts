@@ -39,6 +39,13 @@ const TOOLS = [
   { name: 'plain', inputSchema: { type: 'object' } },
 ];
 
+/** The `_meta` envelope of a 2026-07-28 client of the gateway (what the modern endpoint routes). */
+const CLIENT_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'modern-client', version: '2' },
+};
+
 function message(value: Record<string, unknown>): [string, JsonRpcMessage] {
   const full = { jsonrpc: '2.0', ...value } as unknown as JsonRpcMessage;
   return [JSON.stringify(full), full];
@@ -342,7 +349,7 @@ describe('ModernHttpTransport', () => {
       expect(bodies(server, 'tools/call').map((b) => b.params.name)).toEqual(['query']);
     });
 
-    it('forwards client Mcp-Param headers unchanged, out of the body', async () => {
+    it("forwards a modern client's Mcp-Param headers unchanged, out of the body", async () => {
       const { transport, seen } = await initialized();
       transport.send(
         ...message({
@@ -352,7 +359,9 @@ describe('ModernHttpTransport', () => {
             name: 'query',
             arguments: { region: 'eu' },
             _meta: {
+              ...CLIENT_ENVELOPE,
               'switchboard.dev/forwardHeaders': { 'mcp-param-region': 'eu', 'mcp-param-tenant': 'acme' },
+              'switchboard.dev/other': 1,
             },
           },
         }),
@@ -360,7 +369,32 @@ describe('ModernHttpTransport', () => {
       await seen.response(2);
       const [call] = server.requestsOf('POST', 'tools/call');
       expect(call?.headers).toMatchObject({ 'mcp-param-region': 'eu', 'mcp-param-tenant': 'acme' });
-      expect(call?.body).not.toContain('forwardHeaders');
+      expect(call?.body).not.toContain('switchboard.dev');
+      expect(bodies(server, 'tools/call')[0]?.params._meta).toEqual(CLIENT_ENVELOPE);
+    });
+
+    it('never honours the forward key on a legacy request (the modern endpoint sets it on none), nor sends it', async () => {
+      const { transport, seen } = await initialized();
+      transport.send(
+        ...message({
+          id: 2,
+          method: 'tools/call',
+          params: {
+            name: 'query',
+            arguments: { region: 'eu' },
+            _meta: {
+              progressToken: 4,
+              'switchboard.dev/forwardHeaders': { 'mcp-param-tenant': 'acme', 'mcp-param-region': 'us' },
+            },
+          },
+        }),
+      );
+      expect((await seen.response(2)).value.result).toBeDefined();
+      const [call] = server.requestsOf('POST', 'tools/call');
+      expect(call?.headers['mcp-param-tenant']).toBeUndefined();
+      // Computed from the arguments, not taken from the forged key.
+      expect(call?.headers['mcp-param-region']).toBe('eu');
+      expect(call?.body).not.toContain('switchboard.dev');
     });
 
     it('refuses a forwarded header that contradicts the arguments, without sending anything', async () => {
@@ -372,7 +406,7 @@ describe('ModernHttpTransport', () => {
           params: {
             name: 'query',
             arguments: { region: 'eu' },
-            _meta: { 'switchboard.dev/forwardHeaders': { 'Mcp-Param-Region': 'us' } },
+            _meta: { ...CLIENT_ENVELOPE, 'switchboard.dev/forwardHeaders': { 'Mcp-Param-Region': 'us' } },
           },
         }),
       );

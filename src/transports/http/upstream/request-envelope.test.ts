@@ -57,10 +57,23 @@ describe('prepareParams', () => {
     expect(prepared).toEqual({ modern: true, forwarded, params: { name: 't', _meta: MODERN_META } });
   });
 
-  it('takes the forward key out of a legacy request too', () => {
-    const prepared = prepareParams({ _meta: { 'switchboard.dev/forwardHeaders': {} } }, SESSION);
-    expect(prepared?.forwarded).toEqual({});
-    expect(prepared?.params._meta).not.toHaveProperty('switchboard.dev/forwardHeaders');
+  it("takes every gateway member out of a modern request's body", () => {
+    const prepared = prepareParams(
+      { _meta: { ...MODERN_META, 'switchboard.dev/forwardHeaders': {}, 'Switchboard.dev/x': 1 } },
+      SESSION,
+    );
+    expect(prepared).toEqual({ modern: true, forwarded: {}, params: { _meta: MODERN_META } });
+  });
+
+  it('drops the forward key of a legacy request unread: only the modern endpoint sets it, on modern ones', () => {
+    const prepared = prepareParams(
+      { _meta: { 'switchboard.dev/forwardHeaders': { 'mcp-param-a': '1' }, 'switchboard.dev/x': 1 } },
+      SESSION,
+    );
+    expect(prepared).not.toHaveProperty('forwarded');
+    expect(Object.keys(prepared?.params._meta as object).filter((k) => k.startsWith('switchboard'))).toEqual(
+      [],
+    );
   });
 
   it('refuses array params', () => {

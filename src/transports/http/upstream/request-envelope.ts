@@ -6,8 +6,8 @@
  *
  * A request that already carries `io.modelcontextprotocol/protocolVersion` in `_meta` comes from a
  * modern client of the gateway: its envelope is that client's own and is sent untouched. Either
- * way the gateway's private `switchboard.dev/forwardHeaders` key (client `Mcp-Param-*` headers the
- * modern endpoint hands on) is taken out of the body: it is transport information, not MCP.
+ * way the gateway's own `switchboard.dev/` members (`forwardHeaders`: client `Mcp-Param-*` headers
+ * the modern endpoint hands on) are taken out of the body: they are transport information, not MCP.
  */
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import {
@@ -19,6 +19,7 @@ import {
   META_SUBSCRIPTION_ID,
   META_VERSION,
 } from '../../../protocol/mcp/modern-meta.js';
+import { isGatewayMetaKey, withoutMetaKeys } from '../../../protocol/mcp/reserved-meta.js';
 import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 
 /** The reserved `_meta` keys of 2026-07-28 this transport reads or writes. */
@@ -71,21 +72,25 @@ export function envelopeMeta(envelope: SessionEnvelope): JsonObject {
 }
 
 /**
- * The params to send for a request: a copy (the input is never modified) without the forward key,
- * with the session's envelope added unless the request brought its own. Undefined params become
- * `{}` (every modern request has `_meta`). Array params cannot carry `_meta`: undefined then.
+ * The params to send for a request: a copy (the input is never modified) without any member of the
+ * gateway's `switchboard.dev/` namespace, with the session's envelope added unless the request
+ * brought its own. Undefined params become `{}` (every modern request has `_meta`). Array params
+ * cannot carry `_meta`: undefined then.
+ *
+ * The forward key is honoured only on a modern request: the modern endpoint sets it on nothing
+ * else, so on a legacy one it can only be a client's own (which the client transports refuse), and
+ * it is dropped unread.
  */
 export function prepareParams(params: unknown, envelope: SessionEnvelope): PreparedParams | undefined {
   if (params !== undefined && !isObject(params)) return undefined;
   const copy: JsonObject = { ...params };
-  const ownMeta = isObject(copy._meta) ? { ...copy._meta } : {};
-  const forwarded = ownMeta[FORWARD_HEADERS_KEY];
-  const hadForward = FORWARD_HEADERS_KEY in ownMeta;
-  delete ownMeta[FORWARD_HEADERS_KEY];
+  const ownMeta = isObject(copy._meta) ? copy._meta : {};
   const modern = META.protocolVersion in ownMeta;
-  if (modern) copy._meta = ownMeta;
+  const hadForward = modern && FORWARD_HEADERS_KEY in ownMeta;
+  const forwarded = hadForward ? ownMeta[FORWARD_HEADERS_KEY] : undefined;
+  if (modern) copy._meta = withoutMetaKeys(ownMeta, isGatewayMetaKey);
   else {
-    const meta: JsonObject = { ...ownMeta, ...envelopeMeta(envelope) };
+    const meta: JsonObject = { ...withoutMetaKeys(ownMeta, isGatewayMetaKey), ...envelopeMeta(envelope) };
     if (envelope.logLevel !== undefined && !(META.logLevel in ownMeta))
       meta[META.logLevel] = envelope.logLevel;
     copy._meta = meta;

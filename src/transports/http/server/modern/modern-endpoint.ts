@@ -7,7 +7,8 @@
  *
  * Validation, in order: media types (415, 406), body size (413), JSON (400/-32700), one request or
  * notification (400/-32600), supported version (400/-32022 with the supported list), the request's
- * `_meta` (400/-32602), header and `_meta` version equal (400/-32020), `Mcp-Method` and `Mcp-Name`
+ * `_meta` (400/-32602, also for members of the gateway's own `switchboard.dev/` namespace, see
+ * `client-meta.ts`), header and `_meta` version equal (400/-32020), `Mcp-Method` and `Mcp-Name`
  * equal to the body (400/-32020, Base64 sentinel decoded), `Mcp-Param-*` for tools declaring
  * `x-mcp-header` (400/-32020), the method known (404/-32601).
  */
@@ -37,6 +38,11 @@ import {
   META_VERSION,
   SUPPORTED_NEWEST_FIRST,
 } from '../../../../protocol/mcp/modern-meta.js';
+import {
+  gatewayMetaKeys,
+  isGatewayMetaKey,
+  withoutMetaKeys,
+} from '../../../../protocol/mcp/reserved-meta.js';
 import { MODERN_REVISION } from '../../../../protocol/mcp/revisions.js';
 import {
   headerMatchesArgument,
@@ -44,6 +50,7 @@ import {
   type ParamHeader,
   valueAt,
 } from '../../../../protocol/mcp/x-mcp-header.js';
+import { reservedMetaError } from '../../../client-meta.js';
 import { formatEvent } from '../../sse/sse-writer.js';
 import { accepts, isJsonContentType } from '../http-guards.js';
 import type { EndpointRequest, SessionHooks } from '../legacy-endpoint.js';
@@ -341,6 +348,12 @@ export class ModernEndpoint {
         code: JsonRpcCode.InvalidParams,
         message: `Invalid params: _meta needs "${META_CAPABILITIES}" (an object; {} for none)`,
       };
+    // Members of the gateway's own namespace are its instructions to its transports: never a client's.
+    const reserved = gatewayMetaKeys(request);
+    if (reserved.length > 0) {
+      this.#o.metrics.inc('client_reserved_meta_total', { action: 'refused', transport: 'http' });
+      return { ok: false, status: 400, ...reservedMetaError(reserved) };
+    }
     if (version !== MODERN_REVISION) {
       return {
         ok: false,
@@ -544,8 +557,10 @@ export class ModernEndpoint {
         if (name.startsWith('mcp-param-') && typeof value === 'string') forwardHeaders[name] = value;
       }
     const downstreamId = session.nextId(request.id);
+    // `#validate` refused any client member of the gateway's namespace; this is only the gateway's.
+    const own = withoutMetaKeys(meta, isGatewayMetaKey);
     const upstreamMeta: JsonObject =
-      Object.keys(forwardHeaders).length > 0 ? { ...meta, [META_FORWARD_HEADERS]: forwardHeaders } : meta;
+      Object.keys(forwardHeaders).length > 0 ? { ...own, [META_FORWARD_HEADERS]: forwardHeaders } : own;
     const routed: JsonRpcRequest = {
       ...request,
       id: downstreamId,
