@@ -28,7 +28,6 @@ import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js
 import { isoTimestamp } from '../../meup/iso-timestamp.js';
 import { type Logger, silentLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
-import type { Redactor } from '../redaction.js';
 import type { NoteSigner } from '../signed-note.js';
 import { type AnchorOptions, createAnchorSink } from './anchor-sink.js';
 import { type LedgerIo, nodeLedgerIo } from './append-file.js';
@@ -40,8 +39,7 @@ import { acquireLedgerLock, type LedgerLock } from './ledger-lock.js';
 import { SIGNER_KEY_FILE, VERIFIER_KEY_FILE } from './ledger-paths.js';
 import { type LedgerHead, type LinePosition, recoverLedger } from './ledger-recovery.js';
 import type { LedgerTree } from './ledger-tree.js';
-import { encodeRecord, recordFields } from './record-fields.js';
-import { createRedactedCanonicalJson } from './redacted-canonical-json.js';
+import { type EncodedLine, RecordEncoder } from './record-encoder.js';
 
 /** Counter names the ledger keeps in its `Metrics`. */
 export const AuditLedgerMetric = {
@@ -103,7 +101,9 @@ interface Pending {
   event: AuditEvent | undefined;
   /** Milliseconds since the epoch when `append` was called: the record's `ts`. */
   readonly ts: number;
-  line: string;
+  /** The built line (bytes, hashes), once built. */
+  line: EncodedLine | undefined;
+  /** Bytes of the line with its newline; 0 until built. */
   bytes: number;
   head: LedgerHead;
   readonly durable: boolean;
@@ -153,9 +153,7 @@ export function auditLedgerOptions(config: AuditConfig, dataDir: string): AuditL
 export class AuditLedger {
   readonly #fsync: FsyncPolicy;
   readonly #everyRecords: number;
-  readonly #redactor: Redactor;
-  readonly #canonicalArgs: (args: unknown) => string;
-  readonly #maxErrorLength: number;
+  readonly #encoder: RecordEncoder;
   readonly #clock: () => number;
   readonly #logger: Logger;
   readonly #metrics: Metrics;
@@ -203,13 +201,13 @@ export class AuditLedger {
     const { options } = parts;
     this.#fsync = options.fsync ?? DEFAULTS.fsync;
     this.#everyRecords = options.checkpoint?.everyRecords ?? DEFAULTS.everyRecords;
-    this.#maxErrorLength = options.maxErrorLength ?? DEFAULTS.maxErrorLength;
-    const redaction = createRedactedCanonicalJson({
-      extraKeyPatterns: options.redact?.keys ?? [],
-      extraValuePatterns: (options.redact?.patterns ?? []).map((pattern) => new RegExp(pattern, 'g')),
+    this.#encoder = new RecordEncoder({
+      redact: {
+        extraKeyPatterns: options.redact?.keys ?? [],
+        extraValuePatterns: (options.redact?.patterns ?? []).map((pattern) => new RegExp(pattern, 'g')),
+      },
+      maxErrorLength: options.maxErrorLength ?? DEFAULTS.maxErrorLength,
     });
-    this.#redactor = redaction.redactor;
-    this.#canonicalArgs = redaction.encode;
     this.#clock = options.clock ?? Date.now;
     this.#logger = parts.logger;
     this.#metrics = parts.metrics;
@@ -327,7 +325,7 @@ export class AuditLedger {
     const ts = this.#clock();
     const durable = this.#fsync === 'always' || (this.#fsync === 'critical' && options.durable === true);
     return new Promise<AppendResult>((resolve, reject) => {
-      this.#queue.push({ event, ts, line: '', bytes: 0, head: this.#head, durable, resolve, reject });
+      this.#queue.push({ event, ts, line: undefined, bytes: 0, head: this.#head, durable, resolve, reject });
       this.#schedule(durable);
     });
   }
@@ -361,16 +359,11 @@ export class AuditLedger {
       const pending = this.#queue[this.#built] as Pending;
       const event = pending.event as AuditEvent;
       try {
-        const fields = recordFields(event, {
-          redactor: this.#redactor,
-          canonicalArgs: this.#canonicalArgs,
-          maxErrorLength: this.#maxErrorLength,
-        });
         const seq = this.#head.seq + 1;
-        const encoded = encodeRecord(seq, isoTimestamp(pending.ts), this.#head.entryHash, fields);
-        pending.line = encoded.line;
-        pending.bytes = Buffer.byteLength(encoded.line, 'utf8') + 1;
-        pending.head = { seq, entryHash: encoded.entryHash };
+        const line = this.#encoder.encode(event, seq, isoTimestamp(pending.ts), this.#head.entryHash);
+        pending.line = line;
+        pending.bytes = line.bytes;
+        pending.head = { seq, entryHash: line.entryHash };
         pending.event = undefined;
         this.#head = pending.head;
         this.#built++;
@@ -492,19 +485,27 @@ export class AuditLedger {
 
   /**
    * Takes the lines that fit the current file (rotating first when the first does not fit a file
-   * that has lines already), up to the batch limits; at least one line.
+   * that has lines already), up to the batch limits, and lie one after another in one arena (so the
+   * batch is one slice of it); at least one line.
    */
   async #takeBatch(): Promise<Pending[]> {
     const first = this.#queue[0] as Pending;
     // Entries queued while a rotation below is awaited are not built yet: only the built prefix goes.
     if (first.bytes > this.#files.room && this.#files.size > 0) await this.#files.rotate();
     const room = Math.min(Math.max(this.#files.room, first.bytes), MAX_BATCH_BYTES);
+    const arena = (first.line as EncodedLine).buffer;
     let bytes = first.bytes;
     let count = 1;
     while (count < this.#built && count < MAX_BATCH_LINES) {
-      const next = (this.#queue[count] as Pending).bytes;
-      if (bytes + next > room) break;
-      bytes += next;
+      const next = (this.#queue[count] as Pending).line as EncodedLine;
+      if (
+        bytes + next.bytes > room ||
+        next.buffer !== arena ||
+        next.start !== (first.line as EncodedLine).start + bytes
+      ) {
+        break;
+      }
+      bytes += next.bytes;
       count++;
     }
     this.#built -= count;
@@ -517,27 +518,19 @@ export class AuditLedger {
       this.#buildQueued();
       if (this.#built === 0) return;
       batch = await this.#takeBatch();
-      let text = '';
       let durable = false;
-      for (const pending of batch) {
-        text += `${pending.line}\n`;
-        durable ||= pending.durable;
-      }
-      const data = Buffer.from(text, 'utf8');
-      const offset = await this.#files.write(data, durable);
-      let start = 0;
-      let lineStart = 0;
-      while (start < data.length) {
-        const end = data.indexOf(10, start);
-        this.#tree.appendLine(data, start, end);
-        lineStart = start;
-        start = end + 1;
-      }
+      for (const pending of batch) durable ||= pending.durable;
+      const first = (batch[0] as Pending).line as EncodedLine;
       const last = batch[batch.length - 1] as Pending;
+      const lastLine = last.line as EncodedLine;
+      const data = first.buffer.subarray(first.start, lastLine.start + lastLine.bytes);
+      const offset = await this.#files.write(data, durable);
+      // The leaves were hashed from these bytes when they were built.
+      for (const pending of batch) this.#tree.append((pending.line as EncodedLine).leaf);
       this.#committed = last.head;
       this.#lastLine = {
         file: this.#files.file,
-        lineStart: offset + lineStart,
+        lineStart: offset + (lastLine.start - first.start),
         offset: offset + data.length,
       };
       this.#metrics.inc(AuditLedgerMetric.RecordsWritten, undefined, batch.length);

@@ -94,13 +94,26 @@ export function cutText(text: string, max: number): string {
   return text;
 }
 
-function boundName(value: unknown, max: number): string | undefined {
+/** A name member (`method`, `upstream`, `trace_id`, `decided_by`, `rule`): well-formed, cut to `max`. */
+export function boundName(value: unknown, max: number): string | undefined {
   if (typeof value !== 'string' || value === '') return undefined;
   return cutText(toWellFormedString(value), max);
 }
 
+/** The `target` member: redacted (a URI may carry a password), well-formed, cut. */
+export function boundTarget(target: unknown, redactor: Redactor): string | undefined {
+  if (typeof target !== 'string' || target === '') return undefined;
+  return cutText(toWellFormedString(String(redactor(target))), MAX_TARGET_LENGTH);
+}
+
+/** The `error` member: pre-cut, redacted, well-formed, cut to `max` code points. */
+export function boundError(error: unknown, redactor: Redactor, max: number): string | undefined {
+  if (typeof error !== 'string' || error === '') return undefined;
+  return cutText(toWellFormedString(String(redactor(error.slice(0, ERROR_PRECUT)))), max);
+}
+
 /** A duration in ms rounded to microseconds; 0 for anything that is not a positive finite number. */
-function microseconds(duration: number): number {
+export function microseconds(duration: number): number {
   if (!(Number.isFinite(duration) && duration > 0)) return 0;
   const rounded = Math.round(duration * 1000) / 1000;
   // Beyond about 1e305 ms the multiplication overflows: such a value is kept as it is.
@@ -117,18 +130,23 @@ function serialisedResult(result: unknown): string | undefined {
   }
 }
 
+/** The output text to hash and measure (`output`, else `result` serialised); not a string: none. */
+export function eventOutput(event: AuditEvent): unknown {
+  return event.output ?? serialisedResult(event.result);
+}
+
 function invalid(message: string): SwitchboardError {
   return new SwitchboardError(SbErrorCode.Internal, `Invalid audit event: ${message}`);
 }
 
 /**
- * The record members for `event`. Absent or empty optional values are left out (never `null`).
+ * The event's bounded `method`, after checking what every record needs.
  *
  * @throws SwitchboardError `SB_INTERNAL` when the event is not an object, its `method` is missing,
  *   or its `tier` or `decision` is not one of the known values (a caller bug: the call it describes
  *   cannot be audited and must be refused).
  */
-export function recordFields(event: AuditEvent, options: RecordFieldOptions): RecordFields {
+export function checkedMethod(event: AuditEvent): string {
   if (typeof event !== 'object' || event === null) throw invalid('not an object');
   const method = boundName(event.method, MAX_NAME_LENGTH);
   if (method === undefined) throw invalid('method must be a non-empty string');
@@ -136,8 +154,17 @@ export function recordFields(event: AuditEvent, options: RecordFieldOptions): Re
   if (!DECISIONS.includes(event.decision)) {
     throw invalid(`unknown decision ${JSON.stringify(String(event.decision))}`);
   }
-  const { error, target } = event;
-  const output = event.output ?? serialisedResult(event.result);
+  return method;
+}
+
+/**
+ * The record members for `event`. Absent or empty optional values are left out (never `null`).
+ *
+ * @throws SwitchboardError `SB_INTERNAL` as {@link checkedMethod} does.
+ */
+export function recordFields(event: AuditEvent, options: RecordFieldOptions): RecordFields {
+  const method = checkedMethod(event);
+  const output = eventOutput(event);
   const duration = Number(event.duration_ms);
   return {
     args:
@@ -150,23 +177,14 @@ export function recordFields(event: AuditEvent, options: RecordFieldOptions): Re
     decided_by: boundName(event.decided_by, MAX_NAME_LENGTH),
     decision: event.decision,
     duration_ms: microseconds(duration),
-    error:
-      typeof error === 'string' && error !== ''
-        ? cutText(
-            toWellFormedString(String(options.redactor(error.slice(0, ERROR_PRECUT)))),
-            options.maxErrorLength,
-          )
-        : undefined,
+    error: boundError(event.error, options.redactor, options.maxErrorLength),
     method,
     output_len: typeof output === 'string' ? Buffer.byteLength(output, 'utf8') : undefined,
     output_sha256: typeof output === 'string' ? hash('sha256', output, 'hex') : undefined,
     request_id: boundId(event.request_id),
     rule: boundName(event.rule, MAX_NAME_LENGTH),
     session_id: boundId(event.session_id),
-    target:
-      typeof target === 'string' && target !== ''
-        ? cutText(toWellFormedString(String(options.redactor(target))), MAX_TARGET_LENGTH)
-        : undefined,
+    target: boundTarget(event.target, options.redactor),
     tier: event.tier,
     trace_id: boundName(event.trace_id, MAX_NAME_LENGTH),
     upstream: boundName(event.upstream, MAX_NAME_LENGTH),
@@ -178,7 +196,7 @@ export function recordFields(event: AuditEvent, options: RecordFieldOptions): Re
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
 /** `,"name":<JSON string>` for a present string member. */
-function member(name: string, value: string | undefined): string {
+export function member(name: string, value: string | undefined): string {
   if (value === undefined) return '';
   return `,"${name}":${NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`}`;
 }

@@ -1,0 +1,154 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { leafHash } from '../merkle.js';
+import { createRedactor, type RedactorOptions } from '../redaction.js';
+import { type AuditEvent, DECISIONS, TIERS } from './audit-event.js';
+import { type EncodedLine, RecordEncoder } from './record-encoder.js';
+import { encodeRecord, recordFields } from './record-fields.js';
+
+/** Texts around each fast path's edges: plain ASCII, quotes, spaces at the ends, long, odd. */
+const edgy = fc.oneof(
+  fc.stringMatching(/^[ -~]{0,20}$/),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.constantFrom(
+    'read_file',
+    ' padded ',
+    'tab\tinside',
+    'quote"inside',
+    'back\\slash',
+    'lone\ud800',
+    'é',
+    '😀',
+    'postgres://user:secret@db/x',
+    'Bearer abcdefghijklmnop',
+    'a'.repeat(128),
+    'a'.repeat(129),
+    'a'.repeat(256),
+    'a'.repeat(257),
+    `${'a'.repeat(127)} `,
+    'b'.repeat(2048),
+    'b'.repeat(2049),
+    '',
+  ),
+);
+
+const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+
+const event: fc.Arbitrary<AuditEvent> = fc.record(
+  {
+    session_id: edgy,
+    client_id: edgy,
+    request_id: fc.oneof(
+      edgy,
+      fc.integer(),
+      fc.double(),
+      fc.constant(null),
+      fc.constant(-0),
+      fc.constant({ toString: () => 'obj' }),
+    ),
+    upstream: edgy,
+    method: edgy,
+    target: edgy,
+    tier: fc.oneof(
+      { arbitrary: fc.constantFrom(...TIERS), weight: 9 },
+      { arbitrary: fc.constant('T9' as never), weight: 1 },
+    ),
+    decision: fc.oneof(
+      { arbitrary: fc.constantFrom(...DECISIONS), weight: 9 },
+      { arbitrary: fc.constant('maybe' as never), weight: 1 },
+    ),
+    args: fc.oneof(
+      fc.anything({ withBigInt: true, maxDepth: 3 }),
+      fc.dictionary(edgy, fc.oneof(edgy, fc.integer(), fc.double())),
+    ),
+    output: optional(edgy),
+    result: fc.oneof(fc.jsonValue(), fc.constant(10n)),
+    error: edgy,
+    duration_ms: fc.oneof(fc.double(), fc.constant('12.5' as never)),
+    trace_id: edgy,
+    decided_by: edgy,
+    rule: edgy,
+  },
+  { requiredKeys: ['tier', 'decision', 'duration_ms'] },
+) as fc.Arbitrary<AuditEvent>;
+
+const CONFIGS: readonly RedactorOptions[] = [
+  {},
+  { extraKeyPatterns: ['ssn'], extraValuePatterns: [/x{3}/g] },
+];
+
+function lineText(line: EncodedLine): string {
+  return line.buffer.toString('utf8', line.start, line.start + line.bytes);
+}
+
+/** The reference's outcome: the line (newline included) and entry hash, or the error's message. */
+function reference(e: AuditEvent, redact: RedactorOptions, seq: number, ts: string, prev: string) {
+  try {
+    const line = encodeRecord(
+      seq,
+      ts,
+      prev,
+      recordFields(e, { redactor: createRedactor(redact), maxErrorLength: 80 }),
+    );
+    return {
+      line: `${line.line}\n`,
+      entryHash: line.entryHash,
+      leaf: leafHash(line.line).toString('latin1'),
+    };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+function encoded(encoder: RecordEncoder, e: AuditEvent, seq: number, ts: string, prev: string) {
+  try {
+    const line = encoder.encode(e, seq, ts, prev);
+    return { line: lineText(line), entryHash: line.entryHash, leaf: line.leaf };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+describe('RecordEncoder', () => {
+  it('writes the bytes, entry hash and leaf of encodeRecord(recordFields(event)), or throws as it does', () => {
+    for (const redact of CONFIGS) {
+      const encoder = new RecordEncoder({ redact, maxErrorLength: 80, arenaBytes: 2048 });
+      fc.assert(
+        fc.property(
+          event,
+          fc.integer({ min: 1, max: 2 ** 40 }),
+          fc.stringMatching(/^[0-9a-f]{64}$/),
+          (e, seq, prev) => {
+            const ts = '2026-06-14T12:00:00.000Z';
+            expect(encoded(encoder, e, seq, ts, prev)).toEqual(reference(e, redact, seq, ts, prev));
+          },
+        ),
+        { numRuns: 400 },
+      );
+    }
+  });
+
+  it('lays lines one after another in an arena, and never writes an arena twice', () => {
+    const encoder = new RecordEncoder({ redact: {}, maxErrorLength: 80, arenaBytes: 1000 });
+    const base = { method: 'tools/call', tier: 'T1', decision: 'allowed', duration_ms: 1 } as const;
+    const lines: EncodedLine[] = [];
+    const texts: string[] = [];
+    let prev = '0'.repeat(64);
+    for (let i = 1; i <= 40; i++) {
+      // Every seventh line is longer than an arena.
+      const args = { text: 'x'.repeat(i % 7 === 0 ? 1500 : i * 10) };
+      const line = encoder.encode({ ...base, args }, i, '2026-06-14T12:00:00.000Z', prev);
+      prev = line.entryHash;
+      lines.push(line);
+      texts.push(lineText(line));
+    }
+    for (let i = 1; i < lines.length; i++) {
+      const [a, b] = [lines[i - 1] as EncodedLine, lines[i] as EncodedLine];
+      if (a.buffer === b.buffer) expect(b.start).toBe(a.start + a.bytes);
+      else expect(b.start).toBe(0);
+    }
+    // Building more lines left the earlier ones as they were.
+    expect(lines.map(lineText)).toEqual(texts);
+    expect(texts.every((t) => t.endsWith('"}\n') && !t.slice(0, -1).includes('\n'))).toBe(true);
+  });
+});
