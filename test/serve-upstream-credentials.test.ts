@@ -200,6 +200,9 @@ describe('serve never forwards client credentials upstream', () => {
             arguments: { message: `v1 to ${via}` },
           });
           expect(result.content).toEqual([{ type: 'text', text: `v1 to ${via}` }]);
+          // The legacy shape whatever the upstream's era: no 2026-07-28 vocabulary (resultType, the
+          // server's io.modelcontextprotocol/serverInfo) in a 2025-11-25 client's result.
+          expect(JSON.stringify(result)).not.toMatch(/resultType|io\.modelcontextprotocol\//);
         }
       } finally {
         await transport.terminateSession().catch(() => undefined);

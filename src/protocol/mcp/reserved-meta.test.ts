@@ -4,6 +4,7 @@ import { MODERN_META_KEYS } from './modern-meta.js';
 import {
   gatewayMetaKeys,
   isGatewayMetaKey,
+  isModernMetaKey,
   isModernOrGatewayMetaKey,
   metaOf,
   toLegacyWire,
@@ -37,6 +38,8 @@ describe('reserved _meta keys', () => {
       'io.modelcontextprotocol/serverInfo',
       'io.modelcontextprotocol/subscriptionId',
     ]);
+    expect(isModernMetaKey('io.modelcontextprotocol/serverInfo')).toBe(true);
+    expect(isModernMetaKey('switchboard.dev/forwardHeaders')).toBe(false);
     expect(isModernOrGatewayMetaKey('progressToken')).toBe(false);
     expect(isModernOrGatewayMetaKey('io.modelcontextprotocol/related-task')).toBe(false);
     expect(isModernOrGatewayMetaKey('traceparent')).toBe(false);

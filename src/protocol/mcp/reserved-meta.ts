@@ -25,6 +25,11 @@ export function isGatewayMetaKey(key: string): boolean {
   );
 }
 
+/** Whether a `_meta` key is a member 2026-07-28 defines and the session-based revisions do not. */
+export function isModernMetaKey(key: string): boolean {
+  return MODERN_META_KEYS.has(key);
+}
+
 /** Whether a `_meta` key must not reach a legacy peer: a 2026-07-28 envelope member, or the gateway's. */
 export function isModernOrGatewayMetaKey(key: string): boolean {
   return MODERN_META_KEYS.has(key) || isGatewayMetaKey(key);

@@ -273,6 +273,33 @@ describe('ModernHttpTransport', () => {
     });
   });
 
+  it("sends a legacy client's request with exactly its session's envelope, whatever 2026-07-28 members it set", async () => {
+    const { transport, seen } = await initialized();
+    transport.send(
+      ...message({
+        id: 2,
+        method: 'tools/list',
+        params: {
+          _meta: {
+            progressToken: 1,
+            'io.modelcontextprotocol/clientInfo': { name: 'someone-else', version: '0' },
+            'io.modelcontextprotocol/clientCapabilities': { roots: {} },
+            'io.modelcontextprotocol/logLevel': 'debug',
+            'example.com/kept': true,
+          },
+        },
+      }),
+    );
+    await seen.response(2);
+    expect(bodies(server, 'tools/list')[0]?.params._meta).toEqual({
+      progressToken: 1,
+      'example.com/kept': true,
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'gw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': { sampling: {}, elicitation: {} },
+    });
+  });
+
   it('sends each request as one POST with the mirrored headers', async () => {
     const { transport, seen } = await initialized();
     script['resources/read'] = (m, res) => result(res, m, { contents: [] });
@@ -663,6 +690,56 @@ describe('ModernHttpTransport', () => {
         false,
       );
       expect(metrics.get('upstream_protocol_violations_total', { upstream: 'up' })).toBe(1);
+    });
+
+    it("gives a legacy client the legacy shape: no resultType, no 2026-07-28 _meta members (a modern client's stay)", async () => {
+      const { transport, seen } = await initialized();
+      script['tools/call'] = (m, res) => {
+        startSse(res);
+        res.write(
+          sseEvent({
+            data: {
+              jsonrpc: '2.0',
+              method: 'notifications/message',
+              params: {
+                level: 'info',
+                data: 'x',
+                _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+              },
+            },
+          }),
+        );
+        res.end(
+          sseEvent({
+            data: {
+              jsonrpc: '2.0',
+              id: m.id,
+              result: {
+                resultType: 'complete',
+                content: [],
+                _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO, 'example.com/kept': 1 },
+              },
+            },
+          }),
+        );
+      };
+      transport.send(...message({ id: 2, method: 'tools/call', params: { name: 'plain' } }));
+      expect((await seen.response(2)).value.result).toEqual({
+        content: [],
+        _meta: { 'example.com/kept': 1 },
+      });
+      expect((await seen.notification('notifications/message')).value.params).toEqual({
+        level: 'info',
+        data: 'x',
+      });
+      transport.send(
+        ...message({ id: 3, method: 'tools/call', params: { name: 'plain', _meta: CLIENT_ENVELOPE } }),
+      );
+      expect((await seen.response(3)).value.result).toEqual({
+        resultType: 'complete',
+        content: [],
+        _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO, 'example.com/kept': 1 },
+      });
     });
 
     it('fails a request whose stream ends before the response', async () => {

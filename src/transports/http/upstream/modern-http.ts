@@ -44,6 +44,7 @@ import {
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
 import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
+import { isModernMetaKey, wireWithout, withoutMetaKeys } from '../../../protocol/mcp/reserved-meta.js';
 import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import { type ParamHeaderValue, paramHeaderValues } from '../../../protocol/mcp/x-mcp-header.js';
 import { describeNetworkError } from './describe-error.js';
@@ -119,6 +120,24 @@ interface Flight {
   rounds: number;
   headerRetried: boolean;
   round?: InputRound;
+}
+
+/** A 2026-07-28 result in the legacy shape: without `resultType` and the 2026-07-28 `_meta` members. */
+function legacyResult(result: JsonObject): JsonObject {
+  let out = result;
+  if ('resultType' in out) {
+    const { resultType: _dropped, ...rest } = out;
+    out = rest;
+  }
+  const meta = out._meta;
+  if (isObject(meta)) {
+    const kept = withoutMetaKeys(meta, isModernMetaKey);
+    if (kept !== meta) {
+      const { _meta: _all, ...rest } = out;
+      out = Object.keys(kept).length === 0 ? rest : { ...rest, _meta: kept };
+    }
+  }
+  return out;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -510,8 +529,13 @@ export class ModernHttpTransport implements UpstreamTransport {
       response,
       wireId,
       `post-${++this.#streams}`,
-      (text, _message, transport) => {
-        if (!flight.done) this.#out.deliver(text, { transport, relatedUpstreamId: flight.id });
+      (text, message, transport) => {
+        if (flight.done) return;
+        // A legacy client gets the legacy shape here too: no 2026-07-28 `_meta` members.
+        const wire = flight.modern
+          ? text
+          : wireWithout(text, message as unknown as JsonRpcMessage, isModernMetaKey).json;
+        this.#out.deliver(wire, { transport, relatedUpstreamId: flight.id });
       },
     );
     if (flight.done) return;
@@ -630,12 +654,10 @@ export class ModernHttpTransport implements UpstreamTransport {
       const kept = this.#tools.learn(result.tools);
       if (kept !== result.tools) out = { ...result, tools: kept };
     }
-    // `resultType` is 2026-07-28 vocabulary (a legacy result is always complete): a legacy client
-    // gets the legacy shape.
-    if (!flight.modern && isObject(out) && 'resultType' in out) {
-      const { resultType: _dropped, ...legacy } = out;
-      out = legacy;
-    }
+    // `resultType` and the 2026-07-28 `_meta` members (the server's `serverInfo`) are 2026-07-28
+    // vocabulary (a legacy result is always complete, and names no server): a legacy client gets
+    // the legacy shape.
+    if (!flight.modern && isObject(out)) out = legacyResult(out);
     if (out === result && wireId === flight.id) this.#finishWith(flight, text, transport);
     else this.#finishWith(flight, JSON.stringify({ jsonrpc: '2.0', id: flight.id, result: out }), transport);
   }

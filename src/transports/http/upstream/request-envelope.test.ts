@@ -76,6 +76,24 @@ describe('prepareParams', () => {
     );
   });
 
+  it("gives a legacy request exactly the session's envelope, not 2026-07-28 members of its own", () => {
+    const prepared = prepareParams(
+      {
+        _meta: {
+          progressToken: 1,
+          'io.modelcontextprotocol/clientInfo': { name: 'forged', version: '0' },
+          'io.modelcontextprotocol/logLevel': 'debug',
+        },
+      },
+      { clientCapabilities: {} },
+    );
+    expect(prepared?.params._meta).toEqual({
+      progressToken: 1,
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    });
+  });
+
   it('refuses array params', () => {
     expect(prepareParams([1], SESSION)).toBeUndefined();
   });

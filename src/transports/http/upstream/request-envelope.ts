@@ -19,7 +19,11 @@ import {
   META_SUBSCRIPTION_ID,
   META_VERSION,
 } from '../../../protocol/mcp/modern-meta.js';
-import { isGatewayMetaKey, withoutMetaKeys } from '../../../protocol/mcp/reserved-meta.js';
+import {
+  isGatewayMetaKey,
+  isModernOrGatewayMetaKey,
+  withoutMetaKeys,
+} from '../../../protocol/mcp/reserved-meta.js';
 import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 
 /** The reserved `_meta` keys of 2026-07-28 this transport reads or writes. */
@@ -73,9 +77,11 @@ export function envelopeMeta(envelope: SessionEnvelope): JsonObject {
 
 /**
  * The params to send for a request: a copy (the input is never modified) without any member of the
- * gateway's `switchboard.dev/` namespace, with the session's envelope added unless the request
- * brought its own. Undefined params become `{}` (every modern request has `_meta`). Array params
- * cannot carry `_meta`: undefined then.
+ * gateway's `switchboard.dev/` namespace, with the session's envelope unless the request brought its
+ * own. A legacy request's own 2026-07-28 envelope members (a legacy client has no business setting
+ * them) give way to the session's: its envelope is exactly what the session declared. Undefined
+ * params become `{}` (every modern request has `_meta`). Array params cannot carry `_meta`:
+ * undefined then.
  *
  * The forward key is honoured only on a modern request: the modern endpoint sets it on nothing
  * else, so on a legacy one it can only be a client's own (which the client transports refuse), and
@@ -90,9 +96,11 @@ export function prepareParams(params: unknown, envelope: SessionEnvelope): Prepa
   const forwarded = hadForward ? ownMeta[FORWARD_HEADERS_KEY] : undefined;
   if (modern) copy._meta = withoutMetaKeys(ownMeta, isGatewayMetaKey);
   else {
-    const meta: JsonObject = { ...withoutMetaKeys(ownMeta, isGatewayMetaKey), ...envelopeMeta(envelope) };
-    if (envelope.logLevel !== undefined && !(META.logLevel in ownMeta))
-      meta[META.logLevel] = envelope.logLevel;
+    const meta: JsonObject = {
+      ...withoutMetaKeys(ownMeta, isModernOrGatewayMetaKey),
+      ...envelopeMeta(envelope),
+    };
+    if (envelope.logLevel !== undefined) meta[META.logLevel] = envelope.logLevel;
     copy._meta = meta;
   }
   return hadForward ? { params: copy, modern, forwarded } : { params: copy, modern };
