@@ -8,7 +8,9 @@
  * client session), each with an upstream credential taken from the gateway's environment.
  * Authentication is on. Clients of both eras call tools/list and tools/call carrying their bearer
  * token, a Cookie and an X-Api-Key; the upstream must see none of them, in no header and no body,
- * and must see the configured credential on every request.
+ * and must see the configured credential on every request. The same recordings show what of a
+ * client's `_meta` goes on: a 2026-07-28 client's envelope never reaches the legacy connection, and
+ * a client's own `switchboard.dev/` members reach no upstream. Each test makes the calls it checks.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -353,8 +355,18 @@ describe('serve never forwards client credentials upstream', () => {
     ]);
   });
 
-  // Last, over everything the tests above caused (and what the gateway sent on its own).
-  it('nothing the upstream received in the whole run (probe and streams too) carries a client credential', () => {
+  // Last, over everything the tests above caused (and what the gateway sent on its own). It makes
+  // calls through both upstream connections itself, so that it holds when run alone too.
+  it('nothing the upstream received in the whole run (probe and streams too) carries a client credential', async () => {
+    for (const [id, via] of [
+      [7, 'modern'],
+      [8, 'legacy'],
+    ] as const) {
+      const answer = await modernEcho(id, via, `last, to ${via}`);
+      expect(answer.result).toEqual(
+        expect.objectContaining({ content: [{ type: 'text', text: `last, to ${via}` }] }),
+      );
+    }
     const all = recorded();
     expectClean(all);
     // Both upstream connections were used, and the modern one was probed first.
