@@ -10,7 +10,12 @@ import {
   type CorrelationSource,
   DEFAULT_FOLLOW_DEPTH,
 } from './correlation-walk.js';
-import { PayloadGuard, type TracePayloadMode, type TracePayloadOptions } from './payload-guard.js';
+import {
+  type PayloadGuard,
+  payloadGuardOf,
+  type TracePayloadMode,
+  type TracePayloadOptions,
+} from './payload-guard.js';
 import type {
   CorrelationGraph,
   ManagedTraceStore,
@@ -58,11 +63,7 @@ export class MemoryTraceStore implements ManagedTraceStore {
   #closed = false;
 
   constructor(options: MemoryTraceStoreOptions = {}) {
-    this.#payloads = new PayloadGuard({
-      ...(options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes }),
-      ...(options.payloads === undefined ? {} : { mode: options.payloads }),
-      ...(options.redact === undefined ? {} : { redact: options.redact }),
-    });
+    this.#payloads = payloadGuardOf(options);
     this.#capacity = options.capacity;
   }
 

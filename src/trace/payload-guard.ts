@@ -190,6 +190,19 @@ export class PayloadGuard {
   }
 }
 
+/** The guard of a store opened with these options (each store's options name them this way). */
+export function payloadGuardOf(options: {
+  readonly maxPayloadBytes?: number;
+  readonly payloads?: TracePayloadMode;
+  readonly redact?: TracePayloadOptions['redact'];
+}): PayloadGuard {
+  return new PayloadGuard({
+    ...(options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes }),
+    ...(options.payloads === undefined ? {} : { mode: options.payloads }),
+    ...(options.redact === undefined ? {} : { redact: options.redact }),
+  });
+}
+
 /** True when a stored payload's result is the {@link OmittedOutput} marker. */
 export function isOmittedOutput(value: unknown): value is OmittedOutput {
   return (

@@ -21,7 +21,12 @@ import type { TransportKind } from '../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
 import type { MeupEnvelope, MeupProtocol } from '../meup/types.js';
 import { buildCorrelationGraph, type CorrelationEdge, DEFAULT_FOLLOW_DEPTH } from './correlation-walk.js';
-import { PayloadGuard, type TracePayloadMode, type TracePayloadOptions } from './payload-guard.js';
+import {
+  type PayloadGuard,
+  payloadGuardOf,
+  type TracePayloadMode,
+  type TracePayloadOptions,
+} from './payload-guard.js';
 import { rpcSummary } from './stored-payload.js';
 import type {
   CorrelationGraph,
@@ -243,11 +248,7 @@ export class SqliteTraceStore implements ManagedTraceStore {
    */
   constructor(path: string, options: SqliteTraceStoreOptions = {}) {
     this.path = path;
-    this.#payloads = new PayloadGuard({
-      ...(options.maxPayloadBytes === undefined ? {} : { maxPayloadBytes: options.maxPayloadBytes }),
-      ...(options.payloads === undefined ? {} : { mode: options.payloads }),
-      ...(options.redact === undefined ? {} : { redact: options.redact }),
-    });
+    this.#payloads = payloadGuardOf(options);
     const readonly = options.readonly === true;
     const requested = options.busyTimeoutMs ?? 5000;
     const busyTimeout = Number.isFinite(requested) ? Math.max(0, Math.floor(requested)) : 5000;
