@@ -138,6 +138,10 @@ describe('createRedactedCanonicalJson', () => {
       { password: null, token: undefined, ok: 'yes' },
       JSON.parse('{"__proto__":{"x":1},"a":2}'),
       { '10': 1, '2': 2, b: 3 },
+      // UTF-16 code unit order, not code point order: U+1F600 (a surrogate pair) sorts before U+FFFF.
+      { '\uffff': 1, '😀': 2, z: 3, Z: 4, é: 5 },
+      // More members than the insertion sort takes.
+      Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${19 - i}`, i])),
       { 'a\ud800': 1, 'a\ufffd': 2 },
       { a: undefined, b: () => 1, c: Symbol('s'), d: 10n },
       [1, undefined, () => 1],

@@ -47,11 +47,31 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 /** Returned by a walk step where the fast path does not apply. */
 const SLOW = undefined;
 
-/** Whether `names` is in UTF-16 code unit order already (it usually is: JSON senders sort, or not). */
-function isSorted(names: readonly string[]): boolean {
-  for (let i = 1; i < names.length; i++) if ((names[i - 1] as string) >= (names[i] as string)) return false;
-  return true;
+/**
+ * Sorts member names in place by UTF-16 code units, as the default sort does (`<` on strings
+ * compares code units). Objects in arguments have a handful of members: an insertion sort of that
+ * many allocates nothing, where `Array#sort` allocates its working storage on every call.
+ */
+function sortNames(names: string[]): void {
+  if (names.length > 16) {
+    names.sort();
+    return;
+  }
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (names[j] as string) > name) {
+      names[j + 1] = names[j] as string;
+      j--;
+    }
+    names[j + 1] = name;
+  }
 }
+
+/** Most member names whose verdict is remembered (the cache is emptied when full). */
+const NAME_CACHE_LIMIT = 4096;
+/** Cached verdict of a member name that the fast path cannot take. */
+const SLOW_NAME = '';
 
 /** A redactor built with `options`, and its canonical text; see the module comment. */
 export function createRedactedCanonicalJson(options: RedactorOptions = {}): RedactedCanonicalJson {
@@ -60,6 +80,8 @@ export function createRedactedCanonicalJson(options: RedactorOptions = {}): Reda
   const isSecretKey = createSecretKeyTest(options);
   const maxDepth = options.maxDepth ?? DEFAULT_REDACTION_DEPTH;
   const ancestors: object[] = [];
+  /** Member name -> its JSON text, or SLOW_NAME: the tests below are pure functions of the name. */
+  const names = new Map<string, string>();
 
   /** A string value's JSON text, or SLOW when the redactor would change it. */
   function stringValue(text: string): string | undefined {
@@ -70,9 +92,17 @@ export function createRedactedCanonicalJson(options: RedactorOptions = {}): Reda
 
   /** A member name's JSON text, or SLOW when redaction or repair would touch the name or its value. */
   function memberName(name: string): string | undefined {
-    if (name === '__proto__' || !isWellFormedString(name) || isSecretKey(name)) return SLOW;
-    if (redactor(name) !== name) return SLOW;
-    return NEEDS_ESCAPE.test(name) ? JSON.stringify(name) : `"${name}"`;
+    let text = names.get(name);
+    if (text === undefined) {
+      if (name === '__proto__' || !isWellFormedString(name) || isSecretKey(name) || redactor(name) !== name) {
+        text = SLOW_NAME;
+      } else {
+        text = NEEDS_ESCAPE.test(name) ? JSON.stringify(name) : `"${name}"`;
+      }
+      if (names.size >= NAME_CACHE_LIMIT) names.clear();
+      names.set(name, text);
+    }
+    return text === SLOW_NAME ? SLOW : text;
   }
 
   function walk(value: unknown, depth: number): string | undefined {
@@ -108,11 +138,11 @@ export function createRedactedCanonicalJson(options: RedactorOptions = {}): Reda
     } else {
       if (proto !== Object.prototype && proto !== null) return SLOW;
       const record = value as Record<string, unknown>;
-      const names = Object.keys(record);
-      if (!isSorted(names)) names.sort();
+      const members = Object.keys(record);
+      sortNames(members);
       out = '{';
-      for (let i = 0; i < names.length; i++) {
-        const name = names[i] as string;
+      for (let i = 0; i < members.length; i++) {
+        const name = members[i] as string;
         const key = memberName(name);
         if (key === SLOW) return SLOW;
         const member = walk(record[name], depth + 1);
