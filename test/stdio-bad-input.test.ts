@@ -6,6 +6,7 @@
  * exits as documented), and the shutdown cases check that the trace on disk is complete.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteTraceStore } from '../src/trace/sqlite-trace-store.js';
@@ -617,7 +618,18 @@ describe('switchboard stdio: clean shutdown', () => {
       ['server-misbehaving', 'mcp/response'],
       ['gateway', 'mcp/response'],
     ]);
-    expect(JSON.stringify(hops.at(-1)!.envelope.payload)).toContain('the last words');
+    // Its output is kept as the size and SHA-256 of what the client got (trace.payloads: redacted).
+    const answered = JSON.stringify(gw.responsesTo('last-call')[0]?.result);
+    expect(answered).toContain('the last words');
+    expect(hops.at(-1)!.envelope.payload).toEqual({
+      jsonrpc: '2.0',
+      id: 'last-call',
+      result: {
+        _omitted: 'output',
+        bytes: Buffer.byteLength(answered),
+        sha256: createHash('sha256').update(answered).digest('hex'),
+      },
+    });
     // So is the request that was in flight at shutdown, and the error the client got for it.
     const inFlight = records.filter((r) => payload(r).id === 'in-flight');
     expect(inFlight.map((r) => r.envelope.kind)).toEqual(['mcp/request', 'mcp/response']);
