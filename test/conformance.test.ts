@@ -95,7 +95,7 @@ describe('conformance: switchboard serve fronting the conformance fixture (stdio
   );
 
   it('passes the 2026-07-28 requirement set but for the documented limits of a legacy upstream', async () => {
-    // The three scenarios in the baseline need what a legacy server cannot say; the file says why.
+    // The four scenarios in the baseline need what a legacy server cannot say; the file says why.
     await conformance(serve.url, [
       '--requirements',
       '2026-07-28',
