@@ -69,6 +69,19 @@ describe('participant proposals', () => {
     expect(errorsOf(human).map((e) => e.code)).toEqual(['invalid_target', 'invalid_target']);
   });
 
+  it("refuses a call whose _meta writes in the gateway's own namespace", () => {
+    const { join, send } = makeSpace({ defaults: [{ kind: 'mcp/*' }] });
+    const human = join('human');
+    const forged = {
+      ...CALL,
+      params: { ...CALL.params, _meta: { 'switchboard.dev/forwardHeaders': { 'Mcp-Param-X': 'y' } } },
+    };
+    send(human, { kind: 'mcp/request', to: ['server-everything'], payload: forged });
+    const [error] = errorsOf(human);
+    expect(error?.code).toBe('invalid_payload');
+    expect(JSON.stringify(error?.payload)).toContain('switchboard.dev/forwardHeaders');
+  });
+
   it('routes an mcp/request to participants like any envelope (a participant may serve tools)', () => {
     const { join, send } = makeSpace({ defaults: [{ kind: 'mcp/*' }] });
     const client = join('client');

@@ -8,6 +8,8 @@
 import { newEnvelopeId } from '../meup/ids.js';
 import { MEUP_PROTOCOL, type MeupEnvelope } from '../meup/types.js';
 import type { JsonObject, JsonRpcResponse, RequestId } from '../protocol/jsonrpc/types.js';
+import { GATEWAY_META_PREFIX } from '../protocol/mcp/modern-meta.js';
+import { gatewayMetaKeys } from '../protocol/mcp/reserved-meta.js';
 import type { Proposal } from './proposals.js';
 import type { SpaceConnection } from './space-connection.js';
 import type { SpaceCore } from './space-core.js';
@@ -137,6 +139,18 @@ export function handleMcpRequest(core: SpaceCore, connection: SpaceConnection, e
       envelope,
       SpaceErrorCode.UnsupportedMethod,
       `${method} is not sent upstream from the space (the gateway owns the MCP handshake; mcp/request carries requests)`,
+    );
+    return;
+  }
+  // As on every client transport (transports/client-meta.ts): the gateway's own `_meta` namespace
+  // instructs its upstream transports, and a participant may not write in it.
+  const reserved = gatewayMetaKeys({ jsonrpc: '2.0', id: 0, method, params: payload.params as JsonObject });
+  if (reserved.length > 0) {
+    core.reject(
+      connection,
+      envelope,
+      SpaceErrorCode.InvalidPayload,
+      `payload.params._meta may not carry ${JSON.stringify(reserved[0]?.slice(0, 80))}: the namespace ${GATEWAY_META_PREFIX} is reserved for the gateway`,
     );
     return;
   }
