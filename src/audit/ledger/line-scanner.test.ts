@@ -94,6 +94,37 @@ describe('scanLines', () => {
     expect(finished).toBe(false);
     expect(texts).toEqual(['a', 'b']);
   });
+
+  it('reads ahead without disturbing the visitor, which may overwrite the bytes before each line', async () => {
+    // Lengths around and beyond the 1 MiB chunk, so lines and carried tails cross both buffers.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const lines = Array.from({ length: 400 }, (_, i) => {
+      const length = i % 97 === 5 ? 1_100_000 + random(300_000) : random(i % 3 === 0 ? 60_000 : 300);
+      return `${i}:${String.fromCharCode(97 + (i % 26)).repeat(length)}`;
+    });
+    const dir = files({ f: `${lines.join('\n')}\n`, g: 'last\ntorn' });
+    for (const decode of [false, true]) {
+      const seen: string[] = [];
+      const finished = await scanLines(
+        dir,
+        ['f', 'g'],
+        (line) => {
+          seen.push(line.bytes.toString('latin1'));
+          line.data.fill(0x23, Math.max(0, line.start - 64), line.start);
+          return true;
+        },
+        { decode },
+      );
+      expect(finished).toBe(true);
+      expect(seen.length).toBe(lines.length + 1);
+      expect(seen.slice(0, -1).every((text, i) => text === lines[i])).toBe(true);
+      expect(seen.at(-1)).toBe('last');
+    }
+  });
 });
 
 describe('readTailLines', () => {

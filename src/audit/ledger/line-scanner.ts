@@ -94,9 +94,18 @@ export interface ScanOptions {
   readonly decode?: boolean;
 }
 
+/** The two buffers a scan reads into in turn: one is visited while the next read fills the other. */
+interface Reader {
+  buffer: Buffer;
+  spare: Buffer;
+}
+
 /**
  * Visits every complete line of `files` (names inside `dir`), in order. Resolves `false` when a
  * callback stopped the scan, `true` when every file was read to its end.
+ *
+ * The next chunk is read while the lines of the current one are visited, so the visitor's work and
+ * the read (on the thread pool) overlap instead of taking turns.
  */
 export async function scanLines(
   dir: string,
@@ -104,7 +113,7 @@ export async function scanLines(
   visit: LineVisitor,
   options: ScanOptions = {},
 ): Promise<boolean> {
-  const reader = { buffer: Buffer.allocUnsafe(CHUNK_SIZE) };
+  const reader: Reader = { buffer: Buffer.allocUnsafe(CHUNK_SIZE), spare: Buffer.allocUnsafe(CHUNK_SIZE) };
   for (let i = 0; i < files.length; i++) {
     const file = files[i] as string;
     const start = i === 0 ? (options.startOffset ?? 0) : 0;
@@ -119,34 +128,46 @@ async function scanFile(
   file: string,
   start: number,
   firstLineNo: number,
-  reader: { buffer: Buffer },
+  reader: Reader,
   visit: LineVisitor,
   { onTorn, decode = true }: ScanOptions,
 ): Promise<boolean> {
   const handle = await open(path, 'r');
+  /** The read in flight: into `reader.buffer`, after the `carry` bytes at its front. */
+  let reading: Promise<{ bytesRead: number }> | undefined;
   try {
     let position = start;
     let lineNo = firstLineNo;
-    /** Bytes of an unfinished line, moved to the front of the buffer; the next read goes after them. */
+    /** Bytes of an unfinished line at the front of `reader.buffer`; the read in flight goes after them. */
     let carry = 0;
+    reading = handle.read(reader.buffer, 0, reader.buffer.length, position);
     for (;;) {
-      if (carry === reader.buffer.length) {
-        // A line longer than the buffer: grow it.
-        const bigger = Buffer.allocUnsafe(reader.buffer.length * 2);
-        reader.buffer.copy(bigger, 0, 0, carry);
-        reader.buffer = bigger;
-      }
-      const buffer = reader.buffer;
-      const { bytesRead } = await handle.read(buffer, carry, buffer.length - carry, position);
+      const { bytesRead } = await reading;
+      reading = undefined;
       if (bytesRead === 0) break;
+      const buffer = reader.buffer;
       const data = buffer.subarray(0, carry + bytesRead);
       const dataOffset = position - carry;
       position += bytesRead;
       const last = data.lastIndexOf(10);
       if (last < 0) {
+        // No complete line yet: read on after it, first growing the buffer when it is full.
         carry = data.length;
+        if (carry === buffer.length) {
+          const bigger = Buffer.allocUnsafe(buffer.length * 2);
+          buffer.copy(bigger, 0, 0, carry);
+          reader.buffer = bigger;
+        }
+        reading = handle.read(reader.buffer, carry, reader.buffer.length - carry, position);
         continue;
       }
+      // The unfinished line moves to the front of the spare buffer, and the next read goes after
+      // it while this chunk's lines are visited (visitors touch only this chunk, before each line).
+      if (reader.spare.length < buffer.length) reader.spare = Buffer.allocUnsafe(buffer.length);
+      const spare = reader.spare;
+      const next = data.length - (last + 1);
+      data.copy(spare, 0, last + 1, data.length);
+      reading = handle.read(spare, next, spare.length - next, position);
       const region = data.subarray(0, last + 1);
       const valid = isUtf8(region);
       if (!decode) {
@@ -183,9 +204,9 @@ async function scanFile(
           at = end + 1;
         }
       }
-      carry = data.length - (last + 1);
-      // Buffer#copy handles the overlap (memmove).
-      if (carry > 0) buffer.copy(buffer, 0, last + 1, data.length);
+      reader.spare = buffer;
+      reader.buffer = spare;
+      carry = next;
     }
     if (carry > 0 && onTorn !== undefined) {
       const bytes = Buffer.from(reader.buffer.subarray(0, carry));
@@ -193,6 +214,8 @@ async function scanFile(
     }
     return true;
   } finally {
+    // A scan stopped early leaves a read in flight: it ends before the file is closed.
+    if (reading !== undefined) await reading.catch(() => undefined);
     await handle.close();
   }
 }
