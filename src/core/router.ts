@@ -192,8 +192,15 @@ interface ClientCall {
   readonly traceId: string;
   readonly context: string;
   readonly receivedAt: number;
-  readonly controller: AbortController;
-  readonly notes: Map<string, unknown>;
+  /**
+   * Made when someone first asks for the call's signal: creating an `AbortSignal` costs several
+   * microseconds (and garbage), and most calls end without anyone listening for their abort.
+   */
+  controller?: AbortController;
+  /** Set when the call is aborted (cancelled, or its session ended), signal made or not. */
+  aborted: boolean;
+  /** What the interceptors see, made once per call when the first interceptor needs it. */
+  info?: CallInfo;
   upstream?: string;
   routed?: JsonRpcRequest;
   done: boolean;
@@ -235,6 +242,8 @@ interface SessionRecord {
   transportContext: TransportContext;
   /** Every client request in flight, by downstream id key (forwarded, held, or answered locally). */
   calls: Map<string, ClientCall>;
+  /** The session as resolvers and interceptors see it (see `LiveSessionView`), made on first use. */
+  live?: SessionView;
 }
 
 type LinkState = 'ready' | 'starting' | 'down';
@@ -251,6 +260,106 @@ interface LinkRecord {
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** How a call ends, carried through its interceptors' `complete` (see `Router.#finish`). */
+interface Ending {
+  readonly call: ClientCall;
+  readonly derivedFrom: readonly string[];
+  /** False when the client no longer wants the response (cancelled, or its session ended). */
+  readonly deliver: boolean;
+  readonly upstream: string | undefined;
+  /** The completers when the call ended (the list is replaced, never changed, when one is added). */
+  readonly completers: readonly CallInterceptor[];
+  readonly outcome: CallOutcome;
+}
+
+const NONE: readonly string[] = Object.freeze([]);
+
+/** The call's abort signal, made on first use (already aborted when the call was). */
+function signalOf(call: ClientCall): AbortSignal {
+  if (call.controller === undefined) {
+    call.controller = new AbortController();
+    if (call.aborted) call.controller.abort();
+  }
+  return call.controller.signal;
+}
+
+/**
+ * A call as interceptors see it (`CallInfo`): one per call, shared by `admit` and `complete`. A
+ * class, not an object literal with a getter, so that making one is a plain allocation.
+ */
+class CallView implements CallInfo {
+  readonly session: SessionView;
+  readonly request: JsonRpcRequest;
+  readonly traceId: string;
+  readonly context: string;
+  readonly receivedAt: number;
+  readonly upstream: string | undefined;
+  readonly routed: JsonRpcRequest | undefined;
+  readonly notes = new Map<string, unknown>();
+  readonly #call: ClientCall;
+
+  constructor(call: ClientCall, session: SessionView) {
+    this.#call = call;
+    this.session = session;
+    this.request = call.request;
+    this.traceId = call.traceId;
+    this.context = call.context;
+    this.receivedAt = call.receivedAt;
+    this.upstream = call.upstream;
+    this.routed = call.routed;
+  }
+
+  get signal(): AbortSignal {
+    return signalOf(this.#call);
+  }
+}
+
+/**
+ * A `SessionView` that reads the session's record whenever it is read, so one object serves every
+ * request of the session (resolution, interceptors) instead of a copy per request, and a call's
+ * interceptors see the session as it is when they run (an `initialize` completes with the
+ * negotiated version). Callers of `Router.session()` get a snapshot instead.
+ */
+class LiveSessionView implements SessionView {
+  readonly #record: SessionRecord;
+
+  constructor(record: SessionRecord) {
+    this.#record = record;
+  }
+
+  get key(): SessionKey {
+    return this.#record.key;
+  }
+
+  get mcpSessionId(): string | undefined {
+    return this.#record.mcpSessionId;
+  }
+
+  get principal(): string | undefined {
+    return this.#record.principal;
+  }
+
+  get roles(): readonly string[] | undefined {
+    return this.#record.roles;
+  }
+
+  get transport(): TransportKind {
+    return this.#record.transport;
+  }
+
+  get protocolVersion(): ProtocolVersion {
+    return this.#record.protocolVersion;
+  }
+
+  get state(): SessionState {
+    return this.#record.state;
+  }
+
+  get initializeParams(): JsonObject | undefined {
+    return this.#record.initializeParams;
+  }
 }
 
 /**
@@ -274,7 +383,12 @@ export class Router {
   readonly #links = new Map<LinkId, LinkRecord>();
   readonly #maxQueued: number;
   #internalCounter = 0;
-  readonly #interceptors: CallInterceptor[];
+  /**
+   * The interceptors with an `admit`, and those with a `complete`, in the order they were added.
+   * Replaced (never changed) when one is added, so a call in progress keeps the list it started with.
+   */
+  #admitters: readonly CallInterceptor[] = [];
+  #completers: readonly CallInterceptor[] = [];
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -286,12 +400,13 @@ export class Router {
     this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
     this.#table = new CorrelationTable(options.timeouts);
     this.#maxQueued = options.maxQueuedPerLink ?? 10_000;
-    this.#interceptors = [...(options.interceptors ?? [])];
+    for (const interceptor of options.interceptors ?? []) this.addInterceptor(interceptor);
   }
 
   /** Adds an interceptor; interceptors run in the order they were added. */
   addInterceptor(interceptor: CallInterceptor): void {
-    this.#interceptors.push(interceptor);
+    if (interceptor.admit) this.#admitters = [...this.#admitters, interceptor];
+    if (interceptor.complete) this.#completers = [...this.#completers, interceptor];
   }
 
   get taps(): TapBus {
@@ -429,7 +544,7 @@ export class Router {
     record.state = 'closed';
     this.#sessions.delete(key);
     for (const call of [...record.calls.values()]) {
-      call.controller.abort();
+      this.#abortCall(call);
       this.#finish(
         call,
         { error: gatewayError(SbErrorCode.Internal, `client session closed: ${reason}`) },
@@ -522,8 +637,7 @@ export class Router {
       traceId,
       context,
       receivedAt,
-      controller: new AbortController(),
-      notes: new Map(),
+      aborted: false,
       done: false,
     };
     session.calls.set(key, call);
@@ -557,48 +671,56 @@ export class Router {
       call.upstream = link?.name ?? resolution.link;
       call.routed = resolution.message ?? request;
     }
-    this.#admit(call, () => {
-      if (resolution.kind === 'local') this.#runLocal(call, resolution.handle);
-      else this.#forward(call, resolution.link);
-    });
+    this.#admit(call, resolution, this.#admitters, 0);
   }
 
-  /** Runs the interceptors' `admit` in order; the first refusal answers the client. */
-  #admit(call: ClientCall, proceed: () => void): void {
-    const interceptors = this.#interceptors.filter((i) => i.admit);
-    const step = (index: number): void => {
+  /**
+   * Runs the interceptors' `admit` in order from `index`, then sends the call on its way; the first
+   * refusal answers the client. Admissions decided synchronously go on in the same turn (no promise,
+   * no closure): only an interceptor that answers with a promise makes the call wait for it.
+   */
+  #admit(
+    call: ClientCall,
+    resolution: Extract<Resolution, { kind: 'forward' | 'local' }>,
+    admitters: readonly CallInterceptor[],
+    index: number,
+  ): void {
+    for (let i = index; i < admitters.length; i++) {
       if (call.done) return;
-      const interceptor = interceptors[index];
-      if (!interceptor) {
-        proceed();
-        return;
-      }
+      const interceptor = admitters[i] as CallInterceptor & Required<Pick<CallInterceptor, 'admit'>>;
       let admission: Admission | Promise<Admission>;
       try {
-        admission = interceptor.admit!(this.#callInfo(call));
+        admission = interceptor.admit(this.#callInfo(call));
       } catch (error) {
         admission = Promise.reject(error);
       }
-      const decide = (a: Admission) => {
-        if (call.done) return;
-        if (a.allow) step(index + 1);
-        else this.#finish(call, { error: a.error });
-      };
-      if (!(admission instanceof Promise)) {
-        decide(admission);
+      if (admission instanceof Promise) {
+        admission.then(
+          (a) => {
+            if (call.done) return;
+            if (a.allow) this.#admit(call, resolution, admitters, i + 1);
+            else this.#finish(call, { error: a.error });
+          },
+          (error: unknown) => {
+            this.#logger.error(
+              { interceptor: interceptor.name, err: String(error) },
+              'an interceptor failed to admit a call',
+            );
+            this.#finish(call, {
+              error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
+            });
+          },
+        );
         return;
       }
-      admission.then(decide, (error: unknown) => {
-        this.#logger.error(
-          { interceptor: interceptor.name, err: String(error) },
-          'an interceptor failed to admit a call',
-        );
-        this.#finish(call, {
-          error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
-        });
-      });
-    };
-    step(0);
+      if (!admission.allow) {
+        this.#finish(call, { error: admission.error });
+        return;
+      }
+    }
+    if (call.done) return;
+    if (resolution.kind === 'local') this.#runLocal(call, resolution.handle);
+    else this.#forward(call, resolution.link);
   }
 
   #forward(call: ClientCall, linkId: LinkId): void {
@@ -651,7 +773,7 @@ export class Router {
 
   #resolve(session: SessionRecord, request: JsonRpcRequest): Resolution {
     try {
-      return this.#resolver.resolve(this.#view(session), request);
+      return this.#resolver.resolve(this.#liveView(session), request);
     } catch (error) {
       this.#logger.error({ err: String(error), method: request.method }, 'the resolver failed');
       return {
@@ -663,9 +785,9 @@ export class Router {
 
   #runLocal(call: ClientCall, handle: (call: LocalCall) => Promise<LocalAnswer>): void {
     const { session, request, traceId, context } = call;
-    const signal = call.controller.signal;
+    const signal = signalOf(call);
     const local: LocalCall = {
-      session: this.#view(session),
+      session: this.#liveView(session),
       request,
       traceId,
       context,
@@ -699,19 +821,22 @@ export class Router {
     );
   }
 
+  /** The call as interceptors see it: one object per call, shared by `admit` and `complete`. */
   #callInfo(call: ClientCall): CallInfo {
-    const info: { -readonly [K in keyof CallInfo]: CallInfo[K] } = {
-      session: this.#view(call.session),
-      request: call.request,
-      traceId: call.traceId,
-      context: call.context,
-      receivedAt: call.receivedAt,
-      signal: call.controller.signal,
-      notes: call.notes,
-    };
-    if (call.upstream !== undefined) info.upstream = call.upstream;
-    if (call.routed !== undefined) info.routed = call.routed;
-    return info;
+    // Made after routing: `upstream` and `routed` are set before the first `admit` and never change.
+    call.info ??= new CallView(call, this.#liveView(call.session));
+    return call.info;
+  }
+
+  /** Aborts a call's signal, or makes it born aborted if nobody asked for it yet. */
+  #abortCall(call: ClientCall): void {
+    call.aborted = true;
+    call.controller?.abort();
+  }
+
+  #liveView(record: SessionRecord): SessionView {
+    record.live ??= new LiveSessionView(record);
+    return record.live;
   }
 
   /**
@@ -722,68 +847,86 @@ export class Router {
   #finish(
     call: ClientCall,
     payload: { result: unknown } | { error: JsonRpcErrorObject },
-    derivedFrom: readonly string[] = [],
+    derivedFrom: readonly string[] = NONE,
     deliver = true,
     upstream?: string,
   ): void {
     if (call.done) return;
     call.done = true;
     if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
-    const initial = { jsonrpc: '2.0', id: call.request.id, ...payload } as JsonRpcResponse;
-    const send = (response: JsonRpcResponse) => {
-      if (!deliver || call.session.state === 'closed') return;
-      this.#deliver(
-        call.session,
-        response,
-        { kind: 'response', request: call.request.id },
-        {
-          id: newEnvelopeId(),
-          correlation: [call.traceId, ...derivedFrom],
-          context: call.context,
-          receivedAt: call.receivedAt,
-          ...(upstream === undefined ? {} : { upstream }),
-        },
-      );
+    const response = { jsonrpc: '2.0', id: call.request.id, ...payload } as JsonRpcResponse;
+    const ending: Ending = {
+      call,
+      derivedFrom,
+      deliver,
+      upstream,
+      completers: this.#completers,
+      outcome: { delivered: deliver && call.session.state !== 'closed' },
     };
-    const interceptors = this.#interceptors.filter((i) => i.complete);
-    if (interceptors.length === 0) {
-      send(initial);
-      return;
-    }
+    if (ending.completers.length === 0) this.#sendResponse(ending, response);
+    else this.#complete(ending, response, 0);
+  }
+
+  /**
+   * Runs the interceptors' `complete` in order from `index`, then delivers. Completions answered
+   * synchronously go on in the same turn; one that answers with a promise holds the response
+   * until it settles.
+   */
+  #complete(ending: Ending, response: JsonRpcResponse, index: number): void {
+    const { call, completers, outcome } = ending;
     const info = this.#callInfo(call);
-    const outcome: CallOutcome = { delivered: deliver && call.session.state !== 'closed' };
-    const step = (index: number, response: JsonRpcResponse): void => {
-      const interceptor = interceptors[index];
-      if (!interceptor) {
-        send(response);
-        return;
-      }
+    let current = response;
+    for (let i = index; i < completers.length; i++) {
+      const interceptor = completers[i] as CallInterceptor & Required<Pick<CallInterceptor, 'complete'>>;
       let next: JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined>;
       try {
-        next = interceptor.complete!(info, response, outcome);
+        next = interceptor.complete(info, current, outcome);
       } catch (error) {
         next = Promise.reject(error);
       }
-      if (!(next instanceof Promise)) {
-        step(index + 1, next ?? response);
+      if (next instanceof Promise) {
+        const held = current;
+        next.then(
+          (replaced) => this.#complete(ending, replaced ?? held, i + 1),
+          (error: unknown) => {
+            this.#logger.error(
+              { interceptor: interceptor.name, err: String(error) },
+              'an interceptor failed to complete a call',
+            );
+            this.#complete(
+              ending,
+              {
+                jsonrpc: '2.0',
+                id: call.request.id,
+                error: gatewayError(SbErrorCode.Internal, 'the gateway failed while completing this request'),
+              },
+              i + 1,
+            );
+          },
+        );
         return;
       }
-      next.then(
-        (replaced) => step(index + 1, replaced ?? response),
-        (error: unknown) => {
-          this.#logger.error(
-            { interceptor: interceptor.name, err: String(error) },
-            'an interceptor failed to complete a call',
-          );
-          step(index + 1, {
-            jsonrpc: '2.0',
-            id: call.request.id,
-            error: gatewayError(SbErrorCode.Internal, 'the gateway failed while completing this request'),
-          });
-        },
-      );
-    };
-    step(0, initial);
+      if (next !== undefined) current = next;
+    }
+    this.#sendResponse(ending, current);
+  }
+
+  /** Delivers a call's final response, unless the client no longer wants it. */
+  #sendResponse(ending: Ending, response: JsonRpcResponse): void {
+    const { call, upstream } = ending;
+    if (!ending.deliver || call.session.state === 'closed') return;
+    this.#deliver(
+      call.session,
+      response,
+      { kind: 'response', request: call.request.id },
+      {
+        id: newEnvelopeId(),
+        correlation: [call.traceId, ...ending.derivedFrom],
+        context: call.context,
+        receivedAt: call.receivedAt,
+        ...(upstream === undefined ? {} : { upstream }),
+      },
+    );
   }
 
   #clientNotification(
@@ -816,7 +959,7 @@ export class Router {
       });
       const call = requestId === undefined ? undefined : session.calls.get(idKey(requestId));
       if (call) {
-        call.controller.abort();
+        this.#abortCall(call);
         this.#finish(
           call,
           { error: gatewayError(SbErrorCode.Cancelled, 'cancelled by the client') },
@@ -863,7 +1006,7 @@ export class Router {
       links = this.#linksForClientProgress(session, notification);
     } else {
       try {
-        links = this.#resolver.notificationLinks(this.#view(session), notification);
+        links = this.#resolver.notificationLinks(this.#liveView(session), notification);
       } catch (error) {
         this.#logger.error({ err: String(error) }, 'the resolver failed on a notification');
         links = [];
