@@ -522,6 +522,11 @@ export class Router {
     return record ? this.#view(record) : undefined;
   }
 
+  /** A session's negotiated protocol version, without copying the session as `session()` does. */
+  sessionProtocol(key: SessionKey): ProtocolVersion | undefined {
+    return this.#sessions.get(key)?.protocolVersion;
+  }
+
   /** Records the negotiated version for a session whose `initialize` the gateway answered itself. */
   setSessionProtocol(key: SessionKey, protocolVersion: ProtocolVersion): void {
     const record = this.#sessions.get(key);
@@ -1657,15 +1662,17 @@ export class Router {
 
   // ---------------------------------------------------------------- timeouts
 
+  /**
+   * Arms the one timer for the earliest deadline. A timer armed for a deadline that has since gone
+   * (its request answered) is left to fire: `expireNow` then finds nothing due and re-arms for
+   * whatever is next. Clearing it when the table empties and arming a new one for the next request
+   * would cost a timer list and a libuv timer start per call on a sequential client; this costs one
+   * spurious wake-up per request timeout (10 minutes by default). The timer never holds the process.
+   */
   #scheduleExpiry(): void {
     if (this.#closed) return;
     const next = this.#table.nextDeadline();
-    if (next === Number.POSITIVE_INFINITY) {
-      if (this.#timer) clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#timerAt = Number.POSITIVE_INFINITY;
-      return;
-    }
+    if (next === Number.POSITIVE_INFINITY) return;
     if (this.#timer && next >= this.#timerAt) return;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timerAt = next;

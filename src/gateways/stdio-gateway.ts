@@ -118,7 +118,7 @@ export class StdioGateway {
       maxMessageBytes,
       logger: options.logger,
       metrics: options.metrics,
-      revision: () => this.#router.session(this.#sessionKey)?.protocolVersion ?? '',
+      revision: () => this.#router.sessionProtocol(this.#sessionKey) ?? '',
       // Seed 002: stdio binds the JSON-RPC id as request_id (and no client_id: one client only).
       onmessage: (message, raw) =>
         runInRequestScope(
