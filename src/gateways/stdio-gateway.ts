@@ -10,8 +10,8 @@
  * SIGTERM.
  */
 import type { Readable, Writable } from 'node:stream';
-import { boundId } from '../audit/bound-id.js';
 import { createRedactor } from '../audit/redaction.js';
+import { runInRequestScope } from '../audit/request-scope.js';
 import { POLICY_DEFAULTS } from '../config/sections/policy.js';
 import type { CorrelationTimeouts } from '../core/correlation-table.js';
 import { PassthroughResolver } from '../core/passthrough-resolver.js';
@@ -108,9 +108,6 @@ export class StdioGateway {
           ledger: options.ledger,
           redact: createRedactor(),
           localIsTrusted: true,
-          // Seed 002: stdio binds the JSON-RPC id as request_id (and no client_id: one client only),
-          // read from the call rather than from a request scope (see `requestIds`).
-          requestIds: (call) => ({ requestId: boundId(call.request.id), clientId: undefined }),
           logger: options.logger,
           metrics: options.metrics,
         }),
@@ -124,8 +121,12 @@ export class StdioGateway {
       logger: options.logger,
       metrics: options.metrics,
       revision: () => this.#router.sessionProtocol(this.#sessionKey) ?? '',
+      // Seed 002: stdio binds the JSON-RPC id as request_id (and no client_id: one client only).
       onmessage: (message, raw) =>
-        this.#router.handleClientMessage(this.#sessionKey, message, this.#clientTransport, raw),
+        runInRequestScope(
+          { requestId: 'id' in message && 'method' in message ? message.id : undefined },
+          () => this.#router.handleClientMessage(this.#sessionKey, message, this.#clientTransport, raw),
+        ),
       onend: () => void this.shutdown('the client closed stdin'),
     });
     this.#upstream = new SupervisedUpstream({

@@ -15,7 +15,7 @@ import { ApprovalRegistry } from '../../policy/approvals.js';
 import { PolicyEngine } from '../../policy/policy-engine.js';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc/types.js';
 import type { AuditEvent, AuditSink } from './audit-sink.js';
-import { GovernanceInterceptor, type GovernanceOptions } from './governance-interceptor.js';
+import { GovernanceInterceptor } from './governance-interceptor.js';
 import { ToolCatalog } from './tool-catalog.js';
 
 class Upstream implements UpstreamTransport {
@@ -79,11 +79,7 @@ const flush = () => new Promise((r) => setTimeout(r, 5));
 
 function setup(
   policy: Partial<PolicyConfig> = {},
-  options: {
-    ledger?: Ledger;
-    approvalTimeoutMs?: number;
-    requestIds?: GovernanceOptions['requestIds'];
-  } = {},
+  options: { ledger?: Ledger; approvalTimeoutMs?: number } = {},
 ) {
   const config: PolicyConfig = {
     default: 'allow',
@@ -128,7 +124,6 @@ function setup(
     redact: (v) => v,
     logger: new MemoryLogger(),
     metrics: new Metrics(),
-    ...(options.requestIds ? { requestIds: options.requestIds } : {}),
   });
   router.addInterceptor(governance);
   const call = (id: number, name: string, args: Record<string, unknown> = {}) =>
@@ -165,24 +160,6 @@ describe('GovernanceInterceptor', () => {
     });
     expect(event.trace_id).toMatch(/^[0-9A-Z]{26}$/);
     expect(durable).toBe(false);
-  });
-
-  it('takes the ids from the call when told how (no request scope), as the stdio gateway does', async () => {
-    const h = setup(
-      {},
-      { requestIds: (call) => ({ requestId: `#${String(call.request.id)}`, clientId: undefined }) },
-    );
-    h.router.handleClientMessage(
-      's',
-      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'note', arguments: {} } },
-      { kind: 'memory' },
-    );
-    await flush();
-    expect(h.client.answer(7)).toMatchObject({ result: { ok: 'note' } });
-    const { event } = h.ledger.records[0]!;
-    expect(event.request_id).toBe('#7');
-    // No client id from a scope; the session's principal stands in, as for any non-stdio session.
-    expect(event.client_id).toBe('alice');
   });
 
   it('makes T2+ records durable before the answer, and withholds the result when that write fails', async () => {

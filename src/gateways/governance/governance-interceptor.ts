@@ -14,11 +14,10 @@
  * the tools it may call (or ask for).
  *
  * The request and client ids come from the request scope the transport bound with
- * AsyncLocalStorage (seed 002): `admit` runs inside it and keeps them for the record. A gateway
- * that can tell them from the call itself says how instead (`requestIds`) and opens no scope.
+ * AsyncLocalStorage (seed 002): `admit` runs inside it and keeps them for the record.
  */
 
-import { currentRequestScope, type RequestScope } from '../../audit/request-scope.js';
+import { currentRequestScope } from '../../audit/request-scope.js';
 import type { GovernedMethod, Tier } from '../../config/types.js';
 import type { Admission, CallInfo, CallInterceptor, CallOutcome } from '../../core/router.js';
 import { SbErrorCode } from '../../errors/switchboard-error.js';
@@ -49,13 +48,6 @@ export interface GovernanceOptions {
   readonly redact: (value: unknown) => unknown;
   /** Whether the caller's principal is trusted to act with every role (no authentication configured). */
   readonly localIsTrusted?: boolean;
-  /**
-   * The request and client ids of a call being admitted, as the transport's request scope would
-   * hold them (bounded). Default: that scope (`currentRequestScope`). The stdio gateway knows them
-   * from the call (the JSON-RPC id; one client) and opens no scope at all: an AsyncLocalStorage in
-   * use makes every promise and async resource of the process run a hook.
-   */
-  readonly requestIds?: (call: CallInfo) => RequestScope | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
@@ -101,7 +93,7 @@ export class GovernanceInterceptor implements CallInterceptor {
     const method = call.request.method;
     if (!GOVERNED.has(method)) return { allow: true };
     const subject = this.#subject(call, method as GovernedMethod);
-    const scope = this.#o.requestIds ? this.#o.requestIds(call) : currentRequestScope();
+    const scope = currentRequestScope();
     const hintsKnown = method !== 'tools/call' || this.#o.catalog.knows(subject.upstream);
     if (hintsKnown) return this.#decide(call, subject, scope);
     return this.#o.catalog
