@@ -8,8 +8,7 @@
 import { newEnvelopeId } from '../meup/ids.js';
 import { MEUP_PROTOCOL, type MeupEnvelope } from '../meup/types.js';
 import type { JsonObject, JsonRpcResponse, RequestId } from '../protocol/jsonrpc/types.js';
-import { GATEWAY_META_PREFIX } from '../protocol/mcp/modern-meta.js';
-import { gatewayMetaKeys } from '../protocol/mcp/reserved-meta.js';
+import { gatewayMetaKeys, reservedMetaError } from '../protocol/mcp/reserved-meta.js';
 import type { Proposal } from './proposals.js';
 import type { SpaceConnection } from './space-connection.js';
 import type { SpaceCore } from './space-core.js';
@@ -150,7 +149,7 @@ export function handleMcpRequest(core: SpaceCore, connection: SpaceConnection, e
       connection,
       envelope,
       SpaceErrorCode.InvalidPayload,
-      `payload.params._meta may not carry ${JSON.stringify(reserved[0]?.slice(0, 80))}: the namespace ${GATEWAY_META_PREFIX} is reserved for the gateway`,
+      `payload.params: ${reservedMetaError(reserved).message}`,
     );
     return;
   }

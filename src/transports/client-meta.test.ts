@@ -2,31 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { readInbound } from '../core/inbound.js';
 import { Metrics } from '../observe/metrics.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
-import { refusalOf, reservedMetaError, screenClientItem, screenClientPayload } from './client-meta.js';
+import { reservedMetaError } from '../protocol/mcp/reserved-meta.js';
+import { refusalOf, screenClientItem, screenClientPayload } from './client-meta.js';
 
 const FORGED = { 'switchboard.dev/forwardHeaders': { 'mcp-param-region': 'eu' } };
 
 function item(message: JsonRpcMessage) {
   return { kind: 'message' as const, message, raw: JSON.stringify(message) };
 }
-
-describe('reservedMetaError', () => {
-  it('is -32602 and names the members and the namespace', () => {
-    expect(reservedMetaError(['switchboard.dev/forwardHeaders'])).toEqual({
-      code: -32602,
-      message:
-        'Invalid params: _meta may not carry "switchboard.dev/forwardHeaders": the namespace switchboard.dev/ is reserved for the gateway',
-    });
-    const many = reservedMetaError([
-      'switchboard.dev/a',
-      'switchboard.dev/b',
-      'switchboard.dev/c',
-      'switchboard.dev/d',
-    ]);
-    expect(many.message).toContain('"switchboard.dev/c", ...:');
-    expect(many.message).not.toContain('/d');
-  });
-});
 
 describe('screenClientItem', () => {
   it('turns a request carrying a gateway member into the error to answer it with', () => {

@@ -18,20 +18,8 @@
  */
 import type { InboundItem, InboundPayload } from '../core/inbound.js';
 import type { Metrics } from '../observe/metrics.js';
-import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
 import type { JsonRpcErrorObject, JsonRpcMessage } from '../protocol/jsonrpc/types.js';
-import { GATEWAY_META_PREFIX } from '../protocol/mcp/modern-meta.js';
-import { gatewayMetaKeys, withoutGatewayMeta } from '../protocol/mcp/reserved-meta.js';
-
-/** The error refusing a request whose `_meta` has these members of the gateway's namespace. */
-export function reservedMetaError(keys: readonly string[]): JsonRpcErrorObject {
-  const named = keys.slice(0, 3).map((k) => JSON.stringify(k.slice(0, 80)));
-  if (keys.length > 3) named.push('...');
-  return {
-    code: JsonRpcCode.InvalidParams,
-    message: `Invalid params: _meta may not carry ${named.join(', ')}: the namespace ${GATEWAY_META_PREFIX} is reserved for the gateway`,
-  };
-}
+import { gatewayMetaKeys, reservedMetaError, withoutGatewayMeta } from '../protocol/mcp/reserved-meta.js';
 
 /** The error for a request carrying members of the gateway's namespace; undefined for a clean one. */
 export function refusalOf(message: JsonRpcMessage): JsonRpcErrorObject | undefined {

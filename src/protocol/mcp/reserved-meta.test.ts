@@ -7,6 +7,7 @@ import {
   isModernMetaKey,
   isModernOrGatewayMetaKey,
   metaOf,
+  reservedMetaError,
   toLegacyWire,
   withoutGatewayMeta,
 } from './reserved-meta.js';
@@ -142,5 +143,23 @@ describe('toLegacyWire', () => {
     const wire = toLegacyWire(text, message);
     expect(wire.json).toBe(text);
     expect(wire.message).toBe(message);
+  });
+});
+
+describe('reservedMetaError', () => {
+  it('is -32602 and names the members and the namespace', () => {
+    expect(reservedMetaError(['switchboard.dev/forwardHeaders'])).toEqual({
+      code: -32602,
+      message:
+        'Invalid params: _meta may not carry "switchboard.dev/forwardHeaders": the namespace switchboard.dev/ is reserved for the gateway',
+    });
+    const many = reservedMetaError([
+      'switchboard.dev/a',
+      'switchboard.dev/b',
+      'switchboard.dev/c',
+      'switchboard.dev/d',
+    ]);
+    expect(many.message).toContain('"switchboard.dev/c", ...:');
+    expect(many.message).not.toContain('/d');
   });
 });

@@ -10,7 +10,8 @@
  * The `_meta` of a message is `params._meta` for requests and notifications and `result._meta` for
  * results. Nothing is copied when nothing is removed, so the usual message costs one key scan.
  */
-import type { JsonObject, JsonRpcMessage } from '../jsonrpc/types.js';
+import { JsonRpcCode } from '../jsonrpc/codes.js';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage } from '../jsonrpc/types.js';
 import { GATEWAY_META_PREFIX, MODERN_META_KEYS } from './modern-meta.js';
 
 function isObject(value: unknown): value is JsonObject {
@@ -103,4 +104,14 @@ export function wireWithout(json: string, message: JsonRpcMessage, drop: (key: s
  */
 export function toLegacyWire(json: string, message: JsonRpcMessage): Wire {
   return wireWithout(json, message, isModernOrGatewayMetaKey);
+}
+
+/** The error refusing a request whose `_meta` has these members of the gateway's namespace. */
+export function reservedMetaError(keys: readonly string[]): JsonRpcErrorObject {
+  const named = keys.slice(0, 3).map((k) => JSON.stringify(k.slice(0, 80)));
+  if (keys.length > 3) named.push('...');
+  return {
+    code: JsonRpcCode.InvalidParams,
+    message: `Invalid params: _meta may not carry ${named.join(', ')}: the namespace ${GATEWAY_META_PREFIX} is reserved for the gateway`,
+  };
 }

@@ -41,6 +41,7 @@ import {
 import {
   gatewayMetaKeys,
   isGatewayMetaKey,
+  reservedMetaError,
   withoutMetaKeys,
 } from '../../../../protocol/mcp/reserved-meta.js';
 import { MODERN_REVISION } from '../../../../protocol/mcp/revisions.js';
@@ -50,7 +51,6 @@ import {
   type ParamHeader,
   valueAt,
 } from '../../../../protocol/mcp/x-mcp-header.js';
-import { reservedMetaError } from '../../../client-meta.js';
 import { formatEvent } from '../../sse/sse-writer.js';
 import { accepts, isJsonContentType } from '../http-guards.js';
 import type { EndpointRequest, SessionHooks } from '../legacy-endpoint.js';
