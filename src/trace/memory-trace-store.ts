@@ -16,6 +16,7 @@ import {
   type TracePayloadMode,
   type TracePayloadOptions,
 } from './payload-guard.js';
+import { rpcSummary } from './stored-payload.js';
 import type {
   CorrelationGraph,
   ManagedTraceStore,
@@ -200,12 +201,11 @@ export class MemoryTraceStore implements ManagedTraceStore {
   #normalize(record: TraceRecord): TraceRecord {
     const { payloadJson, ...rest } = record;
     const e = record.envelope;
-    const method = (e.payload as { method?: unknown }).method;
     const { text, changed } = this.#payloads.stored({
       payload: e.payload,
       json: payloadJson,
       kind: e.kind,
-      method: typeof method === 'string' ? method : null,
+      method: rpcSummary(e.payload).method ?? null,
       context: e.context ?? null,
       to: e.to,
     });
