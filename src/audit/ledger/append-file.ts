@@ -2,8 +2,16 @@
  * The ledger's one I/O port: files opened for appending. The default opens them `O_APPEND` with
  * mode 0600, so every write lands at the end of the file whatever else writes to it, and the
  * ledger's lines are owner-only. Tests inject a port that fails on demand to exercise fail-closed.
+ *
+ * Why the default writes synchronously: a write of a batch is a copy into the page cache, a few
+ * microseconds, while the same write through the libuv thread pool (`FileHandle.write`) costs some
+ * 70-90 µs of CPU per call on a 2-core VM (a hand-off to a pool thread and a wake-up of the event
+ * loop), paid once per batch, i.e. once per call when calls come one at a time (the ledger bench's
+ * "one at a time" row; docs/audit-ledger.md, "Writing"). What can take long, `fdatasync`, stays
+ * asynchronous. The price: a file system that blocks writes (dirty-page throttling under heavy I/O, a network mount)
+ * stalls the event loop for that long; the ledger directory belongs on a local disk.
  */
-import { constants } from 'node:fs';
+import { constants, writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 
 /** A file open for appending. */
@@ -38,9 +46,11 @@ class NodeAppendFile implements AppendFile {
   }
 
   async write(data: Uint8Array): Promise<void> {
+    // Synchronous on purpose: see the module comment. Errors still reject (this is async).
+    const fd = this.#handle.fd;
     let done = 0;
     while (done < data.length) {
-      const { bytesWritten } = await this.#handle.write(data, done, data.length - done, null);
+      const bytesWritten = writeSync(fd, data, done, data.length - done, null);
       if (bytesWritten <= 0) throw new Error('write returned no progress');
       done += bytesWritten;
     }
