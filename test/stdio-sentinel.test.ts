@@ -9,25 +9,13 @@
  * scan can find the secret when it is there.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { describe, expect, it } from 'vitest';
 import { everythingThroughStdio, tempDir } from './support/cli.js';
+import { filesHolding, filesUnder } from './support/disk-scan.js';
 import { traceSessions, traceShow } from './support/trace.js';
-
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
-
-/** The files under `dir` whose bytes contain `needle` (as UTF-8). */
-function filesHolding(dir: string, needle: string): string[] {
-  return filesUnder(dir).filter((path) => readFileSync(path).includes(Buffer.from(needle, 'utf8')));
-}
 
 interface Run {
   readonly dataDir: string;
