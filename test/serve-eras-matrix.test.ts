@@ -221,8 +221,28 @@ describe.each(CLIENTS)('$title', (clientCase) => {
     });
 
     it(`speaks ${clientCase.version} to the gateway`, async () => {
+      const sentFrom = client.sent.length;
       expect(textOf(await client.callTool('echo', { message: 'hello' }))).toBe(upstream.echoed('hello'));
       expect(client.protocolVersion()).toBe(clientCase.version);
+      // The trace shows each hop as it went on the wire: a 2026-07-28 client's envelope members
+      // reach the gateway; the upstream gets the envelope exactly when it speaks 2026-07-28 (the
+      // gateway's own for a 2025 client), and a legacy upstream never.
+      const { id } = sentCall(client, sentFrom, 'echo');
+      const traced = tracedCall(
+        await traceWhen(
+          (envelopes) =>
+            tracedCall(envelopes, upstream.name, isClientsRequest(id))?.upstreamRequest !== undefined,
+          'the echo call sent upstream in the trace',
+        ),
+        upstream.name,
+        isClientsRequest(id),
+      )!;
+      const envelopeKeys = (e: TraceEnvelope | undefined): string[] =>
+        Object.keys((e?.payload.params?._meta ?? {}) as Record<string, unknown>).filter((k) =>
+          k.startsWith('io.modelcontextprotocol/'),
+        );
+      expect(envelopeKeys(traced.request).length > 0).toBe(clientCase.era === 'modern');
+      expect(envelopeKeys(traced.upstreamRequest).length > 0).toBe(upstream.name === 'modern');
       const key = await sessionKey();
       const session = (await traceSessions(serve.dataDir)).find((s) => s.key === key);
       expect(session).toMatchObject({ protocolVersion: clientCase.version, upstreams: [upstream.name] });

@@ -38,6 +38,16 @@ export interface InboundMeta {
   readonly relatedUpstreamId?: RequestId;
 }
 
+/**
+ * A message as an upstream transport actually wrote it, when that differs from what it was handed
+ * (a transport for a legacy peer drops the 2026-07-28 envelope and the gateway's own `_meta`
+ * members): the trace records this, so that it shows what went on the wire.
+ */
+export interface WrittenMessage {
+  readonly json: string;
+  readonly message: JsonRpcMessage;
+}
+
 export interface UpstreamClose {
   readonly reason: string;
   readonly code?: number | null;
@@ -47,13 +57,16 @@ export interface UpstreamClose {
 /**
  * A connection to one MCP server session. Contract (after the MCP SDK's Transport):
  * - set the callbacks before `start()`, or messages may be lost;
- * - `send` never throws; failures surface through `onerror` or `onclose`;
+ * - `send` never throws; failures surface through `onerror` or `onclose`; it returns what it wrote
+ *   when it rewrote the message, and nothing when it wrote the message as given (or will write it
+ *   later, or cannot);
  * - `onclose` is called exactly once, after which nothing more is delivered;
  * - `close()` is idempotent.
  */
 export interface UpstreamTransport {
   start(): Promise<void>;
-  send(json: string, message: JsonRpcMessage): void;
+  // biome-ignore lint/suspicious/noConfusingVoidType: adapters that never rewrite a message return nothing
+  send(json: string, message: JsonRpcMessage): WrittenMessage | void;
   close(): Promise<void>;
   onmessage?: (text: string, meta: InboundMeta) => void;
   onclose?: (close: UpstreamClose) => void;

@@ -15,7 +15,7 @@ import type {
   RequestId,
 } from '../protocol/jsonrpc/types.js';
 import type { CorrelationTimeouts, LinkId, SessionKey } from './correlation-table.js';
-import type { Delivery, DownstreamPort, InboundMeta, UpstreamTransport } from './ports.js';
+import type { Delivery, DownstreamPort, InboundMeta, UpstreamTransport, WrittenMessage } from './ports.js';
 import {
   type LocalAnswer,
   type LocalCall,
@@ -35,11 +35,16 @@ class FakeUpstream implements UpstreamTransport {
   onclose?: UpstreamTransport['onclose'];
   onerror?: UpstreamTransport['onerror'];
 
+  /** How the transport rewrites what it writes (a legacy peer's transport drops members). */
+  rewrite?: (json: string, message: JsonRpcMessage) => WrittenMessage | undefined;
+
   async start(): Promise<void> {}
 
-  send(json: string, message: JsonRpcMessage): void {
-    this.json.push(json);
-    this.sent.push(message);
+  send(json: string, message: JsonRpcMessage): WrittenMessage | undefined {
+    const written = this.rewrite?.(json, message);
+    this.json.push(written?.json ?? json);
+    this.sent.push(written?.message ?? message);
+    return written;
   }
 
   async close(): Promise<void> {}
@@ -1252,6 +1257,28 @@ describe('Router: taps and hop events', () => {
     expect(h.logger.entries.filter((e) => e.level === 'error' && e.fields.tap === 'broken')).toHaveLength(1);
     // The other tap saw everything.
     expect(h.tap.events).toHaveLength(4);
+  });
+
+  it('records the upstream copy as the transport wrote it, when the transport rewrote it', () => {
+    const h = setup({ links: [{ id: 'L', name: 'alpha' }] });
+    // As a transport for a legacy peer does: the 2026-07-28 envelope members do not go out.
+    link(h).rewrite = (_json, message) => {
+      const params = (message as JsonRpcRequest).params as { _meta: Record<string, unknown> };
+      const { 'io.modelcontextprotocol/clientInfo': _dropped, ...meta } = params._meta;
+      const kept = { ...message, params: { ...params, _meta: meta } } as JsonRpcMessage;
+      return { json: JSON.stringify(kept), message: kept };
+    };
+    h.request('A', 'r1', 'tools/call', {
+      name: 'echo',
+      _meta: { progressToken: 'p1', 'io.modelcontextprotocol/clientInfo': { name: 'modern', version: '1' } },
+    });
+    const [clientRequest, upstreamCopy] = h.tap.events as [HopEvent, HopEvent];
+    expect(JSON.stringify(clientRequest.message)).toContain('io.modelcontextprotocol/clientInfo');
+    expect(JSON.stringify(upstreamCopy.message)).not.toContain('io.modelcontextprotocol/clientInfo');
+    expect(upstreamCopy.payloadJson).toBe(link(h).json[0]);
+    // Other members stay (the token re-tagged for the shared upstream, as always).
+    expect(upstreamCopy.payloadJson).toContain('"progressToken":');
+    expect(JSON.stringify(upstreamCopy.meup.payload)).not.toContain('io.modelcontextprotocol/clientInfo');
   });
 
   it('records a round trip as four hops with the right participants, context and correlation', () => {

@@ -1889,6 +1889,8 @@ export class Router {
     bypassQueue = false,
   ): void {
     const json = JSON.stringify(message);
+    let wire = json;
+    let sent = message;
     if (link.state === 'starting' && !bypassQueue) {
       if (link.queue.length >= this.#maxQueued) {
         this.#metrics.inc('queued_dropped_total', { upstream: link.name });
@@ -1911,11 +1913,16 @@ export class Router {
       }
       link.queue.push({ json, message });
     } else {
-      link.transport.send(json, message);
+      // The trace keeps what went on the wire: a transport for a legacy peer rewrites some messages.
+      const written = link.transport.send(json, message);
+      if (written) {
+        wire = written.json;
+        sent = written.message;
+      }
     }
     this.#hop({
       id: trace.id,
-      message,
+      message: sent,
       direction: 'client->server',
       session: trace.session,
       sessionKey: trace.sessionKey ?? trace.session?.key ?? INTERNAL_SESSION,
@@ -1924,7 +1931,7 @@ export class Router {
       to: serverParticipant(link.name),
       context: trace.context,
       receivedAt: trace.receivedAt,
-      raw: json,
+      raw: wire,
       correlation: trace.correlation,
       sentAt: wallNow(),
       upstream: link.name,

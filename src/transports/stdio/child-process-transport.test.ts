@@ -174,10 +174,13 @@ describe('ChildProcessTransport', () => {
           },
         },
       };
-      send(h, call);
+      // What it wrote is returned (the router's trace records that, not what it was handed).
+      const written = h.transport.send(JSON.stringify(call), call);
       send(h, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: MODERN_META } });
       await vi.waitFor(() => expect(h.texts).toHaveLength(3));
       const [, calledWith, listedWith] = lines(h);
+      expect(written?.json).toBe(calledWith);
+      expect(written?.message).toEqual(JSON.parse(calledWith!));
       expect(JSON.parse(calledWith!)).toEqual({
         jsonrpc: '2.0',
         id: 1,
@@ -198,7 +201,8 @@ describe('ChildProcessTransport', () => {
       });
       const untouched =
         '{"jsonrpc":"2.0", "id":2,"method":"tools/list","params":{"_meta":{"progressToken":1}}}';
-      h.transport.send(untouched, JSON.parse(untouched) as JsonRpcMessage);
+      // Nothing rewritten, nothing returned.
+      expect(h.transport.send(untouched, JSON.parse(untouched) as JsonRpcMessage)).toBeUndefined();
       await vi.waitFor(() => expect(h.texts).toHaveLength(2));
       const [first, second] = lines(h);
       expect(JSON.parse(first!)).toEqual({

@@ -13,7 +13,7 @@
  *   the gateway's own `switchboard.dev/` members.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../core/ports.js';
 import type { StdioTransportContext } from '../../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import type { Logger } from '../../observe/logger.js';
@@ -169,16 +169,17 @@ export class ChildProcessTransport implements UpstreamTransport {
     });
   }
 
-  send(json: string, message: JsonRpcMessage): void {
+  send(json: string, message: JsonRpcMessage): WrittenMessage | undefined {
     const child = this.#child;
     if (!child || this.#closed || !child.stdin.writable) {
       this.#options.metrics.inc('upstream_write_errors_total', { upstream: this.#options.name });
-      return;
+      return undefined;
     }
     if (!this.#legacy && 'id' in message && 'method' in message && message.method === 'initialize')
       this.#legacy = true;
     const wire = this.#legacy ? toLegacyWire(json, message) : wireWithout(json, message, isGatewayMetaKey);
     child.stdin.write(`${wire.json}\n`);
+    return wire.json === json ? undefined : wire;
   }
 
   /** The MCP stdio shutdown sequence. Idempotent; resolves when the child is gone. */

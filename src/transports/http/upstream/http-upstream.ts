@@ -16,7 +16,7 @@
  * given) and is destroyed on close.
  */
 import type { Dispatcher, Pool } from 'undici';
-import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
 import { isRequest, type JsonRpcMessage } from '../../../protocol/jsonrpc/types.js';
 import type { EraCache } from './era-cache.js';
@@ -109,15 +109,17 @@ export class HttpUpstreamTransport implements UpstreamTransport {
     return this.#starting;
   }
 
-  send(json: string, message: JsonRpcMessage): void {
+  // biome-ignore lint/suspicious/noConfusingVoidType: as the port (core/ports.ts) declares it
+  send(json: string, message: JsonRpcMessage): WrittenMessage | void {
     if (this.#held) {
+      // Written once the era is known, as that era's transport writes it.
       this.#held.push({ json, message });
-      return;
+      return undefined;
     }
     const inner = this.#inner;
-    if (inner) inner.send(json, message);
-    else
-      this.#out.fail(isRequest(message) ? message.id : undefined, `upstream ${this.#o.name} is not started`);
+    if (inner) return inner.send(json, message);
+    this.#out.fail(isRequest(message) ? message.id : undefined, `upstream ${this.#o.name} is not started`);
+    return undefined;
   }
 
   /** Closes the era transport (DELETE of the session, streams aborted), then `onclose`. Idempotent. */

@@ -14,7 +14,7 @@
  *   client's `_meta` (and the gateway's own `switchboard.dev/` members) are taken out of the body.
  */
 import type { Dispatcher } from 'undici';
-import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error.js';
 import { isRequest, type JsonRpcMessage, type RequestId } from '../../../protocol/jsonrpc/types.js';
@@ -96,20 +96,22 @@ export class LegacySseTransport implements UpstreamTransport {
     return this.#starting;
   }
 
-  send(json: string, message: JsonRpcMessage): void {
+  send(json: string, message: JsonRpcMessage): WrittenMessage | undefined {
     if (this.#out.closed) {
       this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
-      return;
+      return undefined;
     }
     const id = isRequest(message) ? message.id : undefined;
     const path = this.#endpointPath;
     if (path === undefined) {
       this.#out.fail(id, `upstream ${this.#o.name} is not connected yet (no endpoint event)`);
-      return;
+      return undefined;
     }
-    this.#post(path, toLegacyWire(json, message).json, id).catch((error: unknown) =>
+    const wire = toLegacyWire(json, message);
+    this.#post(path, wire.json, id).catch((error: unknown) =>
       this.#out.report(`POST failed unexpectedly: ${String(error)}`),
     );
+    return wire.json === json ? undefined : wire;
   }
 
   /** Ends the stream (which ends the 2024-11-05 session), then `onclose`. Idempotent. */

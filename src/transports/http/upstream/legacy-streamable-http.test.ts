@@ -194,11 +194,13 @@ describe('LegacyStreamableHttpTransport', () => {
         arguments: { message: 'hi' },
         _meta: { ...modernMeta, progressToken: 'p-5', 'example.com/note': 'kept' },
       });
-      transport.send(json, message);
+      const written = transport.send(json, message);
       await seen.response(5);
       transport.send(...request(6, 'tools/list', { _meta: modernMeta }));
       await seen.response(6);
       const [call, list] = server.requestsOf('POST').slice(-2);
+      // What it wrote is returned, for the router's trace.
+      expect(written?.json).toBe(call?.body);
       expect(call?.headers['mcp-protocol-version']).toBe(VERSION);
       expect(JSON.parse(call!.body)).toEqual({
         jsonrpc: '2.0',
@@ -219,7 +221,7 @@ describe('LegacyStreamableHttpTransport', () => {
     it('sends a legacy message that has nothing to remove byte for byte', async () => {
       const { transport, seen } = await initialized();
       const text = '{"jsonrpc":"2.0",  "id":7,"method":"tools/list","params":{"_meta":{"progressToken":1}}}';
-      transport.send(text, JSON.parse(text) as JsonRpcMessage);
+      expect(transport.send(text, JSON.parse(text) as JsonRpcMessage)).toBeUndefined();
       await seen.response(7);
       expect(server.requestsOf('POST').at(-1)?.body).toBe(text);
     });

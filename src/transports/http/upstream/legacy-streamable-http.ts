@@ -21,7 +21,7 @@
  *   `initialize` POST gets 400, 404 or 405 (see `http-upstream.ts`).
  */
 import type { Dispatcher } from 'undici';
-import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../../core/ports.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
 import {
   idKey,
@@ -167,10 +167,10 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     return Promise.resolve();
   }
 
-  send(routed: string, original: JsonRpcMessage): void {
+  send(routed: string, original: JsonRpcMessage): WrittenMessage | undefined {
     if (this.#out.closed) {
       this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
-      return;
+      return undefined;
     }
     // What a 2025 client would send: a 2026-07-28 client's own envelope (or a gateway member) in the
     // body would contradict MCP-Protocol-Version, and a dual-era server refuses that mismatch.
@@ -190,6 +190,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     this.#post(json, message).catch((error: unknown) =>
       this.#out.report(`POST failed unexpectedly: ${String(error)}`),
     );
+    return json === routed ? undefined : { json, message };
   }
 
   /** DELETEs the session (if any), stops every stream, then `onclose`. Idempotent. */

@@ -27,7 +27,7 @@
  * There is no session, so nothing ever expires: the transport closes only when told to.
  */
 import type { Dispatcher } from 'undici';
-import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../../core/ports.js';
 import type { HttpTransportContext, TransportContext } from '../../../envelope/message-context.js';
 import { SbErrorCode } from '../../../errors/switchboard-error.js';
 import { gatewayError } from '../../../errors/to-jsonrpc-error.js';
@@ -267,14 +267,20 @@ export class ModernHttpTransport implements UpstreamTransport {
     return Promise.resolve();
   }
 
-  send(_json: string, message: JsonRpcMessage): void {
+  /**
+   * Returns the request as it goes out (with the 2026-07-28 envelope in `_meta`) when it is
+   * forwarded; nothing for what this transport answers or handles itself (`initialize`, `ping`,
+   * `logging/setLevel`, subscriptions, notifications), which never goes out as such.
+   */
+  send(_json: string, message: JsonRpcMessage): WrittenMessage | undefined {
     if (this.#out.closed) {
       this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
-      return;
+      return undefined;
     }
-    if (isRequest(message)) this.#request(message);
-    else if ('method' in message) this.#notification(message);
+    if (isRequest(message)) return this.#request(message);
+    if ('method' in message) this.#notification(message);
     else this.#response(message);
+    return undefined;
   }
 
   /** Stops every stream and request, then `onclose`. Idempotent. */
@@ -285,28 +291,29 @@ export class ModernHttpTransport implements UpstreamTransport {
 
   // ---------------------------------------------------------------- from the router
 
-  #request(request: JsonRpcRequest): void {
+  /** Handles a request; returns it as forwarded, when it is. */
+  #request(request: JsonRpcRequest): WrittenMessage | undefined {
     switch (request.method) {
       case 'initialize':
         this.#initialize(request);
-        return;
+        return undefined;
       case 'ping':
         this.#answerLocally(request.id, { result: {} });
-        return;
+        return undefined;
       case 'logging/setLevel':
         this.#setLevel(request);
-        return;
+        return undefined;
       case 'resources/subscribe':
       case 'resources/unsubscribe':
         this.#subscribe(request);
-        return;
+        return undefined;
     }
     const prepared = prepareParams(request.params, this.#envelope);
     if (!prepared) {
       this.#answerLocally(request.id, {
         error: { code: JsonRpcCode.InvalidParams, message: 'params must be an object' },
       });
-      return;
+      return undefined;
     }
     // Registered before anything is awaited, so a cancellation sent right after is seen.
     const flight = this.#register(request.id, request.method, prepared.params, prepared.modern);
@@ -314,6 +321,8 @@ export class ModernHttpTransport implements UpstreamTransport {
     this.#begin(flight).catch((error: unknown) =>
       this.#fail(flight, `the request failed unexpectedly: ${String(error)}`),
     );
+    const written: JsonRpcRequest = { ...request, params: prepared.params };
+    return { json: JSON.stringify(written), message: written };
   }
 
   #notification(notification: JsonRpcNotification): void {
