@@ -8,8 +8,8 @@
  * 70-90 µs of CPU per call on a 2-core VM (a hand-off to a pool thread and a wake-up of the event
  * loop), paid once per batch, i.e. once per call when calls come one at a time (the ledger bench's
  * "one at a time" row; docs/audit-ledger.md, "Writing"). What can take long, `fdatasync`, stays
- * asynchronous. The price: a file system that blocks writes (dirty-page throttling under heavy I/O, a network mount)
- * stalls the event loop for that long; the ledger directory belongs on a local disk.
+ * asynchronous. The price: a file system that blocks writes (dirty-page throttling under heavy
+ * I/O, a network mount) stalls the event loop for that long; the ledger belongs on a local disk.
  */
 import { constants, writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
