@@ -17,6 +17,7 @@ import type {
 import type { CorrelationTimeouts, LinkId, SessionKey } from './correlation-table.js';
 import type { Delivery, DownstreamPort, InboundMeta, UpstreamTransport, WrittenMessage } from './ports.js';
 import {
+  type CallInfo,
   type LocalAnswer,
   type LocalCall,
   type RequestResolver,
@@ -247,6 +248,21 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 // ------------------------------------------------------------------ tests
 
 describe('Router: forwarding and id rewriting', () => {
+  it("keeps a delivered result's text for the interceptors, exactly as JSON.stringify(result)", () => {
+    const h = setup();
+    const seen: CallInfo[] = [];
+    h.router.addInterceptor({ name: 'probe', complete: (info) => void seen.push(info) });
+    h.request('A', 'c1', 'tools/call', { name: 'x' });
+    const result = { content: [{ type: 'text', text: 'a "quoted" ünïcode \u2028 text' }], n: 1.5 };
+    // The upstream's member order does not matter: the client's response is built anew.
+    link(h).inject(`{"result":${JSON.stringify(result)},"id":${link(h).lastRequest().id},"jsonrpc":"2.0"}`);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.resultText).toBe(JSON.stringify(result));
+    h.request('A', 'c2', 'tools/call', { name: 'y' });
+    link(h).inject({ jsonrpc: '2.0', id: link(h).lastRequest().id, error: { code: -1, message: 'no' } });
+    expect(seen[1]?.resultText).toBeUndefined();
+  });
+
   it('rewrites the id and progress token upstream and restores both on the way back', () => {
     const h = setup();
     h.request('A', 'call-1', 'tools/call', { name: 'x', _meta: { progressToken: 'tok-A', other: 1 } });

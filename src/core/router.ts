@@ -20,6 +20,7 @@ import { newEnvelopeId } from '../meup/ids.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
+import { resultTextOf } from '../protocol/jsonrpc/result-text.js';
 import {
   idKey,
   isRequest,
@@ -146,6 +147,12 @@ export interface CallInfo {
   readonly signal: AbortSignal;
   /** Scratch space for interceptors (e.g. the policy decision, for the audit record). */
   readonly notes: Map<string, unknown>;
+  /**
+   * Once the response is delivered: its `result` as the client got it, exactly
+   * `JSON.stringify(result)` (read from the delivered text, see protocol/jsonrpc/result-text.ts).
+   * Undefined before delivery, when the response was not delivered, or has no result.
+   */
+  readonly resultText?: string | undefined;
 }
 
 export type Admission =
@@ -204,6 +211,8 @@ interface ClientCall {
   upstream?: string;
   routed?: JsonRpcRequest;
   done: boolean;
+  /** See `CallInfo.resultText`. */
+  resultText?: string;
 }
 
 interface ClientTag {
@@ -313,6 +322,10 @@ class CallView implements CallInfo {
 
   get signal(): AbortSignal {
     return signalOf(this.#call);
+  }
+
+  get resultText(): string | undefined {
+    return this.#call.resultText;
   }
 }
 
@@ -920,7 +933,7 @@ export class Router {
   #sendResponse(ending: Ending, response: JsonRpcResponse): void {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') return;
-    this.#deliver(
+    const json = this.#deliver(
       call.session,
       response,
       { kind: 'response', request: call.request.id },
@@ -932,6 +945,12 @@ export class Router {
         ...(upstream === undefined ? {} : { upstream }),
       },
     );
+    // Only when an interceptor may read it later (the ledger hashes it instead of serialising the
+    // result again); a slice of the delivered text, not a copy.
+    if (call.info !== undefined && 'result' in response) {
+      const text = resultTextOf(json, response);
+      if (text !== undefined) call.resultText = text;
+    }
   }
 
   #clientNotification(
@@ -1847,7 +1866,7 @@ export class Router {
       receivedAt: number;
       upstream?: string;
     },
-  ): void {
+  ): string {
     const json = JSON.stringify(message);
     try {
       session.port.send(json, message, delivery);
@@ -1873,6 +1892,7 @@ export class Router {
       sentAt: wallNow(),
       ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
     });
+    return json;
   }
 
   #sendToLink(

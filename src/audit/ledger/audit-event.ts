@@ -45,6 +45,12 @@ export interface AuditEvent {
    * The caller must not change it afterwards.
    */
   readonly result?: unknown;
+  /**
+   * Where the ledger can read `JSON.stringify(result)` without serialising it again once the answer
+   * has gone out (the router keeps the delivered text): asked when the record is built, before
+   * `result`; `undefined` from it means "serialise `result`".
+   */
+  readonly deliveredOutput?: () => string | undefined;
   /** An error message: redacted and cut to `maxErrorLength` by the ledger. */
   readonly error?: string;
   /** Wall time of the call in milliseconds (stored with microsecond precision). */

@@ -95,6 +95,31 @@ describe('recordFields', () => {
     expect(recordFields({ ...base, result: 10n }, options).output_sha256).toBeUndefined();
   });
 
+  it('hashes the delivered text of the result when there is one, else serialises the result', () => {
+    const result = { content: [{ type: 'text', text: 'héllo' }] };
+    const base = { method: 'tools/call', tier: 'T1', decision: 'allowed', duration_ms: 1, result } as const;
+    const delivered = 'the text the client got';
+    const fromDelivered = recordFields({ ...base, deliveredOutput: () => delivered }, options);
+    expect(fromDelivered.output_sha256).toBe(
+      recordFields({ ...base, output: delivered }, options).output_sha256,
+    );
+    expect(fromDelivered.output_len).toBe(delivered.length);
+    // Not delivered (yet), or an answer that is no text: the result serialised, as without it.
+    const serialised = recordFields(base, options).output_sha256;
+    expect(recordFields({ ...base, deliveredOutput: () => undefined }, options).output_sha256).toBe(
+      serialised,
+    );
+    const broken = () => {
+      throw new Error('gone');
+    };
+    expect(recordFields({ ...base, deliveredOutput: broken }, options).output_sha256).toBe(serialised);
+    // No result: no output, whatever it says.
+    const { result: _none, ...noResult } = base;
+    expect(
+      recordFields({ ...noResult, deliveredOutput: () => delivered }, options).output_sha256,
+    ).toBeUndefined();
+  });
+
   it('bounds names and targets, and cuts errors to maxErrorLength code points', () => {
     const fields = recordFields(
       {

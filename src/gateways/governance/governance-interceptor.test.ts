@@ -160,6 +160,8 @@ describe('GovernanceInterceptor', () => {
     });
     expect(event.trace_id).toMatch(/^[0-9A-Z]{26}$/);
     expect(durable).toBe(false);
+    // Once the answer is out, the ledger can read the result's text instead of serialising it again.
+    expect(event.deliveredOutput?.()).toBe(JSON.stringify({ ok: 'note' }));
   });
 
   it('makes T2+ records durable before the answer, and withholds the result when that write fails', async () => {

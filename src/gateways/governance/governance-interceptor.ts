@@ -378,7 +378,12 @@ export class GovernanceInterceptor implements CallInterceptor {
     if (subject.upstream !== '') event.upstream = subject.upstream;
     if (subject.target !== '') event.target = subject.target;
     if (args !== undefined) event.args = args;
-    if (result !== undefined) event.result = result;
+    if (result !== undefined) {
+      event.result = result;
+      // Read when the record is built: by then a non-durable call's answer has gone out, and the
+      // router kept its text (a durable call's has not, and the ledger serialises `result`).
+      event.deliveredOutput = () => call.resultText;
+    }
     if (error !== undefined) event.error = error;
     if (governance.decidedBy !== undefined) event.decided_by = governance.decidedBy;
     if (governance.decision.rule !== undefined) event.rule = governance.decision.rule;
