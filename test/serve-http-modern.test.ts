@@ -100,7 +100,7 @@ async function traceOf(serve: RunningServe): Promise<{ key: string; envelopes: T
     sessions.stdout,
   ).find((s) => s.protocolVersion === MODERN && s.upstreams.length === 2);
   if (!modern) throw new Error(`no 2026-07-28 session in the trace:\n${sessions.stdout}`);
-  const shown = await runCli(['trace', 'show', modern.key, '--json', '--data-dir', serve.dataDir]);
+  const shown = await runCli(['trace', 'show', '--json', '--data-dir', serve.dataDir, '--', modern.key]);
   expect(shown.code, shown.stderr).toBe(0);
   return { key: modern.key, envelopes: jsonLines<TraceEnvelope>(shown.stdout) };
 }

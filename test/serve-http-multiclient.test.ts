@@ -270,13 +270,15 @@ describe('two clients on one shared upstream', () => {
       // The trace shows what went upstream: A's cancellation names the upstream id of A's call.
       await sleep(300);
       const upstreamCall = async (c: TestClient) => {
+        // After "--": a session id may start with "-".
         const shown = await runCli([
           'trace',
           'show',
-          c.transport.sessionId!,
           '--json',
           '--data-dir',
           shared.dataDir,
+          '--',
+          c.transport.sessionId!,
         ]);
         expect(shown.code, shown.stderr).toBe(0);
         const envelopes = jsonLines<TraceEnvelope>(shown.stdout);

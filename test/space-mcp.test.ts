@@ -280,7 +280,7 @@ describe('approvals in the space', () => {
       const expected = [heldRequest, proposal.id, fulfil.id, response.id, decided.id];
       let trace: Wire[] = [];
       for (let attempt = 0; attempt < 150; attempt++) {
-        const shown = await runCli(['trace', 'show', sessionId, '--json', '--data-dir', serve.dataDir]);
+        const shown = await runCli(['trace', 'show', '--json', '--data-dir', serve.dataDir, '--', sessionId]);
         trace = shown.code === 0 ? jsonLines(shown.stdout) : [];
         if (expected.every((id) => trace.some((e) => e.id === id))) break;
         await new Promise((r) => setTimeout(r, 100));

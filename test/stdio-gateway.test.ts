@@ -155,7 +155,7 @@ describe('switchboard stdio in front of server-everything', () => {
       expect(summaries[0]).toMatchObject({ transport: 'stdio', upstreams: ['everything'] });
       expect(summaries[0]!.endedAt).toBeGreaterThan(0);
       session = summaries[0]!.key;
-      const shown = await runCli(['trace', 'show', session, '--json', '--data-dir', dataDir]);
+      const shown = await runCli(['trace', 'show', '--json', '--data-dir', dataDir, '--', session]);
       expect(shown.code).toBe(0);
       envelopes = jsonLines<WireEnvelope>(shown.stdout);
     });
@@ -250,7 +250,7 @@ describe('switchboard stdio in front of server-everything', () => {
         graph.some((e) => e.from === 'server-everything' && e.payload.method === 'sampling/createMessage'),
       ).toBe(true);
       expect(graph.some((e) => e.kind === 'mcp/response' && e.from === `client-${session}`)).toBe(true);
-      const tree = await runCli(['trace', 'tree', call.context!, '--json', '--data-dir', dataDir]);
+      const tree = await runCli(['trace', 'tree', '--json', '--data-dir', dataDir, '--', call.context!]);
       const subtree = jsonLines<WireEnvelope>(tree.stdout);
       expect(subtree.some((e) => e.id === sampling.id)).toBe(true);
       expect(

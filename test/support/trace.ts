@@ -39,7 +39,7 @@ export async function traceSessions(dataDir: string): Promise<TraceSession[]> {
 
 /** Every envelope of a session (its key or its `Mcp-Session-Id`), in the order they were recorded. */
 export async function traceShow(session: string, dataDir: string): Promise<TraceEnvelope[]> {
-  const shown = await runCli(['trace', 'show', session, '--json', '--data-dir', dataDir]);
+  const shown = await runCli(['trace', 'show', '--json', '--data-dir', dataDir, '--', session]);
   if (shown.code !== 0) throw new Error(`switchboard trace show ${session} failed: ${shown.stderr}`);
   return jsonLines<TraceEnvelope>(shown.stdout);
 }

@@ -87,6 +87,21 @@ describe('switchboard trace show', () => {
     expect(wire[6]).toMatchObject({ correlation_id: [trace.D, trace.UR], context: `s1/${trace.D}` });
   });
 
+  it('takes a session id that starts with "-" after "--", and says so when it is given before', async () => {
+    const dashed = join(root, 'dashed');
+    mkdirSync(dashed);
+    const store = new SqliteTraceStore(join(dashed, 'trace.db'));
+    store.upsertSession({ ...trace.session, mcpSessionId: '-dashed-mcp' });
+    store.append(trace.records);
+    store.close();
+    const misread = await run(['trace', 'show', '-dashed-mcp', ...at(dashed)]);
+    expect(misread.code).not.toBe(0);
+    expect(misread.err).toContain('goes after "--"');
+    const r = await run(['trace', 'show', '--json', ...at(dashed), '--', '-dashed-mcp']);
+    expect(r.code).toBe(0);
+    expect(lines(r.out)).toHaveLength(trace.records.length);
+  });
+
   it('exits 1 with a message on stderr for an unknown session', async () => {
     const r = await run(['trace', 'show', 'nope', ...at()]);
     expect(r).toMatchObject({ code: 1, out: '' });

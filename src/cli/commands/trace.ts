@@ -26,6 +26,13 @@ export const TRACE_DB_FILE = 'trace.db';
 const DATA_DIR_HELP = 'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)';
 
 /**
+ * A client may choose its own `Mcp-Session-Id` (lenient sessions), and one that starts with `-`
+ * reads as an option; `--` ends the options. (The gateway's own keys never start with `-`.)
+ */
+const DASH_HINT = (command: string, argument: string): string =>
+  `\nA ${argument} that starts with "-" goes after "--": switchboard trace ${command} --json -- -Xyz...`;
+
+/**
  * Opens the trace of `command`'s data directory read-only and runs `query` on it, closing it
  * afterwards. Reports a missing or unreadable database on stderr with exit code 2.
  */
@@ -94,6 +101,7 @@ export function registerTraceCommands(program: Command): void {
     .argument('<session>', 'the internal session key or the client-facing Mcp-Session-Id')
     .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
     .option('--data-dir <dir>', DATA_DIR_HELP)
+    .addHelpText('after', DASH_HINT('show', '<session>'))
     .action((session: string, options: { json?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const info = store.sessionInfo(session);
@@ -118,6 +126,7 @@ export function registerTraceCommands(program: Command): void {
     .argument('<context>', 'a context path: <session> or <session>/<request-envelope-id>[/...]')
     .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
     .option('--data-dir <dir>', DATA_DIR_HELP)
+    .addHelpText('after', DASH_HINT('tree', '<context>'))
     .action((context: string, options: { json?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const records = store.subtree(context);
