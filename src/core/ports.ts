@@ -5,6 +5,7 @@
  */
 import type { TransportContext } from '../envelope/message-context.js';
 import type { JsonRpcMessage, RequestId } from '../protocol/jsonrpc/types.js';
+import type { Wire } from '../protocol/mcp/reserved-meta.js';
 
 /**
  * Where a message for a client belongs. HTTP transports map this onto streams (the POST stream of
@@ -38,16 +39,6 @@ export interface InboundMeta {
   readonly relatedUpstreamId?: RequestId;
 }
 
-/**
- * A message as an upstream transport actually wrote it, when that differs from what it was handed
- * (a transport for a legacy peer drops the 2026-07-28 envelope and the gateway's own `_meta`
- * members): the trace records this, so that it shows what went on the wire.
- */
-export interface WrittenMessage {
-  readonly json: string;
-  readonly message: JsonRpcMessage;
-}
-
 export interface UpstreamClose {
   readonly reason: string;
   readonly code?: number | null;
@@ -58,15 +49,16 @@ export interface UpstreamClose {
  * A connection to one MCP server session. Contract (after the MCP SDK's Transport):
  * - set the callbacks before `start()`, or messages may be lost;
  * - `send` never throws; failures surface through `onerror` or `onclose`; it returns what it wrote
- *   when it rewrote the message, and nothing when it wrote the message as given (or will write it
- *   later, or cannot);
+ *   when it rewrote the message (a transport for a legacy peer drops the 2026-07-28 envelope and
+ *   the gateway's own `_meta` members; the trace records what went on the wire), and nothing when
+ *   it wrote the message as given (or will write it later, or cannot);
  * - `onclose` is called exactly once, after which nothing more is delivered;
  * - `close()` is idempotent.
  */
 export interface UpstreamTransport {
   start(): Promise<void>;
   // biome-ignore lint/suspicious/noConfusingVoidType: adapters that never rewrite a message return nothing
-  send(json: string, message: JsonRpcMessage): WrittenMessage | void;
+  send(json: string, message: JsonRpcMessage): Wire | void;
   close(): Promise<void>;
   onmessage?: (text: string, meta: InboundMeta) => void;
   onclose?: (close: UpstreamClose) => void;

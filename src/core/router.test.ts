@@ -14,8 +14,9 @@ import type {
   JsonRpcRequest,
   RequestId,
 } from '../protocol/jsonrpc/types.js';
+import type { Wire } from '../protocol/mcp/reserved-meta.js';
 import type { CorrelationTimeouts, LinkId, SessionKey } from './correlation-table.js';
-import type { Delivery, DownstreamPort, InboundMeta, UpstreamTransport, WrittenMessage } from './ports.js';
+import type { Delivery, DownstreamPort, InboundMeta, UpstreamTransport } from './ports.js';
 import {
   type CallInfo,
   type LocalAnswer,
@@ -37,11 +38,11 @@ class FakeUpstream implements UpstreamTransport {
   onerror?: UpstreamTransport['onerror'];
 
   /** How the transport rewrites what it writes (a legacy peer's transport drops members). */
-  rewrite?: (json: string, message: JsonRpcMessage) => WrittenMessage | undefined;
+  rewrite?: (json: string, message: JsonRpcMessage) => Wire | undefined;
 
   async start(): Promise<void> {}
 
-  send(json: string, message: JsonRpcMessage): WrittenMessage | undefined {
+  send(json: string, message: JsonRpcMessage): Wire | undefined {
     const written = this.rewrite?.(json, message);
     this.json.push(written?.json ?? json);
     this.sent.push(written?.message ?? message);

@@ -36,10 +36,21 @@ export function isModernOrGatewayMetaKey(key: string): boolean {
   return MODERN_META_KEYS.has(key) || isGatewayMetaKey(key);
 }
 
+/** Where a message keeps its `_meta`: `params` for a request or notification, else `result`. */
+function holderField(message: JsonRpcMessage): 'params' | 'result' {
+  return 'method' in message ? 'params' : 'result';
+}
+
+/** The object holding a message's `_meta` (`params`, or `result` for a result), if it is one. */
+function holderOf(message: JsonRpcMessage): JsonObject | undefined {
+  const holder = (message as { params?: unknown; result?: unknown })[holderField(message)];
+  return isObject(holder) ? holder : undefined;
+}
+
 /** The `_meta` object of a message (`params._meta`, or `result._meta` for a result), if any. */
 export function metaOf(message: JsonRpcMessage): JsonObject | undefined {
-  const holder = 'method' in message ? message.params : 'result' in message ? message.result : undefined;
-  return isObject(holder) && isObject(holder._meta) ? holder._meta : undefined;
+  const meta = holderOf(message)?._meta;
+  return isObject(meta) ? meta : undefined;
 }
 
 /** The keys of a message's `_meta` in the gateway's namespace, in order (none: empty). */
@@ -63,18 +74,25 @@ export function withoutMetaKeys(meta: JsonObject, drop: (key: string) => boolean
 }
 
 /**
- * The message without the `_meta` members `drop` selects: the same object when there are none, else
- * a copy (the input is never modified) whose `_meta` is left out when nothing remains in it.
+ * An object that holds a `_meta` (`params`, a result) without the `_meta` members `drop` selects:
+ * the same object when there are none, else a copy (the input is never modified) whose `_meta` is
+ * left out when nothing remains in it.
  */
-export function withoutMetaMembers(message: JsonRpcMessage, drop: (key: string) => boolean): JsonRpcMessage {
-  const meta = metaOf(message);
-  if (meta === undefined) return message;
+export function withoutHeldMeta(holder: JsonObject, drop: (key: string) => boolean): JsonObject {
+  const meta = holder._meta;
+  if (!isObject(meta)) return holder;
   const kept = withoutMetaKeys(meta, drop);
-  if (kept === meta) return message;
-  const field = 'method' in message ? 'params' : 'result';
-  const { _meta: _dropped, ...rest } = (message as unknown as Record<string, JsonObject>)[field]!;
-  const holder: JsonObject = Object.keys(kept).length === 0 ? rest : { ...rest, _meta: kept };
-  return { ...message, [field]: holder } as JsonRpcMessage;
+  if (kept === meta) return holder;
+  const { _meta: _dropped, ...rest } = holder;
+  return Object.keys(kept).length === 0 ? rest : { ...rest, _meta: kept };
+}
+
+/** The message without the `_meta` members `drop` selects, as {@link withoutHeldMeta} does. */
+export function withoutMetaMembers(message: JsonRpcMessage, drop: (key: string) => boolean): JsonRpcMessage {
+  const holder = holderOf(message);
+  if (holder === undefined) return message;
+  const kept = withoutHeldMeta(holder, drop);
+  return kept === holder ? message : ({ ...message, [holderField(message)]: kept } as JsonRpcMessage);
 }
 
 /** The message without `_meta` members in the gateway's namespace. */

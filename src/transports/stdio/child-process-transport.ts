@@ -13,13 +13,13 @@
  *   the gateway's own `switchboard.dev/` members.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../core/ports.js';
 import type { StdioTransportContext } from '../../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
-import { isGatewayMetaKey, toLegacyWire, wireWithout } from '../../protocol/mcp/reserved-meta.js';
+import { isGatewayMetaKey, toLegacyWire, type Wire, wireWithout } from '../../protocol/mcp/reserved-meta.js';
 import { judgeOversized } from '../oversized.js';
 import { LineDecoder } from './line-decoder.js';
 
@@ -169,7 +169,7 @@ export class ChildProcessTransport implements UpstreamTransport {
     });
   }
 
-  send(json: string, message: JsonRpcMessage): WrittenMessage | undefined {
+  send(json: string, message: JsonRpcMessage): Wire | undefined {
     const child = this.#child;
     if (!child || this.#closed || !child.stdin.writable) {
       this.#options.metrics.inc('upstream_write_errors_total', { upstream: this.#options.name });

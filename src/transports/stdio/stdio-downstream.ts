@@ -2,8 +2,9 @@
  * The gateway's own stdin/stdout as the downstream of one client (the stdio gateway). Reads
  * newline-delimited JSON-RPC, answers malformed input itself where an id is readable, hands valid
  * messages to `onmessage`, and writes what the router sends. A request carrying `_meta` members of
- * the gateway's namespace is refused, a notification or response loses them (`client-meta.ts`). A batch (2025-03-26 only) is answered
- * with one batch of responses once all of its requests are answered.
+ * the gateway's namespace is refused, a notification or response loses them (`client-meta.ts`). A
+ * batch (2025-03-26 only) is answered with one batch of responses once all of its requests are
+ * answered.
  */
 import type { Readable, Writable } from 'node:stream';
 import { type InboundItem, readInbound } from '../../core/inbound.js';

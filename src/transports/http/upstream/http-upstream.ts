@@ -16,9 +16,10 @@
  * given) and is destroyed on close.
  */
 import type { Dispatcher, Pool } from 'undici';
-import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
 import { isRequest, type JsonRpcMessage } from '../../../protocol/jsonrpc/types.js';
+import type { Wire } from '../../../protocol/mcp/reserved-meta.js';
 import type { EraCache } from './era-cache.js';
 import { probeEra, type UpstreamEra } from './era-probe.js';
 import { createEraTransport, type EraTransport, type HttpUpstreamKind } from './era-transport.js';
@@ -110,7 +111,7 @@ export class HttpUpstreamTransport implements UpstreamTransport {
   }
 
   // biome-ignore lint/suspicious/noConfusingVoidType: as the port (core/ports.ts) declares it
-  send(json: string, message: JsonRpcMessage): WrittenMessage | void {
+  send(json: string, message: JsonRpcMessage): Wire | void {
     if (this.#held) {
       // Written once the era is known, as that era's transport writes it.
       this.#held.push({ json, message });

@@ -14,11 +14,11 @@
  *   client's `_meta` (and the gateway's own `switchboard.dev/` members) are taken out of the body.
  */
 import type { Dispatcher } from 'undici';
-import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error.js';
 import { isRequest, type JsonRpcMessage, type RequestId } from '../../../protocol/jsonrpc/types.js';
-import { toLegacyWire } from '../../../protocol/mcp/reserved-meta.js';
+import { toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
 import { judgeOversized } from '../../oversized.js';
 import { type SseEvent, SseParser } from '../sse/sse-parser.js';
 import { describeNetworkError } from './describe-error.js';
@@ -96,7 +96,7 @@ export class LegacySseTransport implements UpstreamTransport {
     return this.#starting;
   }
 
-  send(json: string, message: JsonRpcMessage): WrittenMessage | undefined {
+  send(json: string, message: JsonRpcMessage): Wire | undefined {
     if (this.#out.closed) {
       this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
       return undefined;

@@ -21,7 +21,7 @@
  *   `initialize` POST gets 400, 404 or 405 (see `http-upstream.ts`).
  */
 import type { Dispatcher } from 'undici';
-import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
 import {
   idKey,
@@ -32,7 +32,7 @@ import {
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
 import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
-import { toLegacyWire } from '../../../protocol/mcp/reserved-meta.js';
+import { toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
 import { type Flight, followAnswerStream } from './answer-stream.js';
 import { describeNetworkError } from './describe-error.js';
 import { HttpConnection } from './http-connection.js';
@@ -167,7 +167,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     return Promise.resolve();
   }
 
-  send(routed: string, original: JsonRpcMessage): WrittenMessage | undefined {
+  send(routed: string, original: JsonRpcMessage): Wire | undefined {
     if (this.#out.closed) {
       this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
       return undefined;

@@ -27,7 +27,7 @@
  * There is no session, so nothing ever expires: the transport closes only when told to.
  */
 import type { Dispatcher } from 'undici';
-import type { InboundMeta, UpstreamClose, UpstreamTransport, WrittenMessage } from '../../../core/ports.js';
+import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext, TransportContext } from '../../../envelope/message-context.js';
 import { SbErrorCode } from '../../../errors/switchboard-error.js';
 import { gatewayError } from '../../../errors/to-jsonrpc-error.js';
@@ -44,7 +44,12 @@ import {
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
 import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
-import { isModernMetaKey, wireWithout, withoutMetaKeys } from '../../../protocol/mcp/reserved-meta.js';
+import {
+  isModernMetaKey,
+  type Wire,
+  wireWithout,
+  withoutHeldMeta,
+} from '../../../protocol/mcp/reserved-meta.js';
 import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import { type ParamHeaderValue, paramHeaderValues } from '../../../protocol/mcp/x-mcp-header.js';
 import { describeNetworkError } from './describe-error.js';
@@ -129,15 +134,7 @@ function legacyResult(result: JsonObject): JsonObject {
     const { resultType: _dropped, ...rest } = out;
     out = rest;
   }
-  const meta = out._meta;
-  if (isObject(meta)) {
-    const kept = withoutMetaKeys(meta, isModernMetaKey);
-    if (kept !== meta) {
-      const { _meta: _all, ...rest } = out;
-      out = Object.keys(kept).length === 0 ? rest : { ...rest, _meta: kept };
-    }
-  }
-  return out;
+  return withoutHeldMeta(out, isModernMetaKey);
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -272,7 +269,7 @@ export class ModernHttpTransport implements UpstreamTransport {
    * forwarded; nothing for what this transport answers or handles itself (`initialize`, `ping`,
    * `logging/setLevel`, subscriptions, notifications), which never goes out as such.
    */
-  send(_json: string, message: JsonRpcMessage): WrittenMessage | undefined {
+  send(_json: string, message: JsonRpcMessage): Wire | undefined {
     if (this.#out.closed) {
       this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
       return undefined;
@@ -292,7 +289,7 @@ export class ModernHttpTransport implements UpstreamTransport {
   // ---------------------------------------------------------------- from the router
 
   /** Handles a request; returns it as forwarded, when it is. */
-  #request(request: JsonRpcRequest): WrittenMessage | undefined {
+  #request(request: JsonRpcRequest): Wire | undefined {
     switch (request.method) {
       case 'initialize':
         this.#initialize(request);

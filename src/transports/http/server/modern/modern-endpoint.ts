@@ -38,12 +38,7 @@ import {
   META_VERSION,
   SUPPORTED_NEWEST_FIRST,
 } from '../../../../protocol/mcp/modern-meta.js';
-import {
-  gatewayMetaKeys,
-  isGatewayMetaKey,
-  reservedMetaError,
-  withoutMetaKeys,
-} from '../../../../protocol/mcp/reserved-meta.js';
+import { gatewayMetaKeys, reservedMetaError } from '../../../../protocol/mcp/reserved-meta.js';
 import { MODERN_REVISION } from '../../../../protocol/mcp/revisions.js';
 import {
   headerMatchesArgument,
@@ -557,10 +552,9 @@ export class ModernEndpoint {
         if (name.startsWith('mcp-param-') && typeof value === 'string') forwardHeaders[name] = value;
       }
     const downstreamId = session.nextId(request.id);
-    // `#validate` refused any client member of the gateway's namespace; this is only the gateway's.
-    const own = withoutMetaKeys(meta, isGatewayMetaKey);
+    // `#validate` refused any client member of the gateway's namespace: the only one is the gateway's.
     const upstreamMeta: JsonObject =
-      Object.keys(forwardHeaders).length > 0 ? { ...own, [META_FORWARD_HEADERS]: forwardHeaders } : own;
+      Object.keys(forwardHeaders).length > 0 ? { ...meta, [META_FORWARD_HEADERS]: forwardHeaders } : meta;
     const routed: JsonRpcRequest = {
       ...request,
       id: downstreamId,
