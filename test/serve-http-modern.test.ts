@@ -617,6 +617,45 @@ describe('serve: 2026-07-28 clients beside legacy ones (legacy stdio upstreams)'
       expect(other.at(-1)).toMatchObject({ id: 64, error: { code: -32602 } });
     });
 
+    it('refuses a requestState it did not issue; a legacy server never sees inputResponses', async () => {
+      const foreign = messagesOf(
+        await call(
+          url,
+          request(65, 'tools/call', {
+            name: 'everything__echo',
+            arguments: { message: 'resume me' },
+            inputResponses: { q: { action: 'accept' } },
+            requestState: 'issued-by-someone-else',
+          }),
+        ),
+      );
+      expect(foreign.at(-1)).toMatchObject({
+        id: 65,
+        error: { code: -32602, message: expect.stringMatching(/requestState: upstream everything /) },
+      });
+      // Answers without a state resume nothing: the call runs as a new one, without them.
+      const fresh = resultOf(
+        await call(
+          url,
+          request(66, 'tools/call', {
+            name: 'everything__echo',
+            arguments: { message: 'fresh start' },
+            inputResponses: { q: { action: 'accept' } },
+          }),
+        ),
+      );
+      expect(textOf(fresh)).toBe('Echo: fresh start');
+      await sleep(300);
+      const upstreamCalls = (await traceOf(serve)).envelopes.filter(
+        (e) => e.to?.includes('server-everything') && e.payload.method === 'tools/call',
+      );
+      const messages = upstreamCalls.map((e) => (e.payload.params?.arguments as Json | undefined)?.message);
+      expect(messages).toContain('fresh start');
+      expect(messages).not.toContain('resume me');
+      for (const e of upstreamCalls)
+        expect(Object.keys(e.payload.params ?? {})).not.toContain('inputResponses');
+    });
+
     it('answers -32021 (HTTP 400) when the client lacks the capability the server needs', async () => {
       const response = await call(
         single,

@@ -4,7 +4,12 @@
  * hands adapters serialized messages with a delivery hint.
  */
 import type { TransportContext } from '../envelope/message-context.js';
-import type { JsonRpcMessage, RequestId } from '../protocol/jsonrpc/types.js';
+import type {
+  JsonRpcErrorObject,
+  JsonRpcMessage,
+  JsonRpcRequest,
+  RequestId,
+} from '../protocol/jsonrpc/types.js';
 import type { Wire } from '../protocol/mcp/reserved-meta.js';
 
 /**
@@ -52,6 +57,9 @@ export interface UpstreamClose {
  *   when it rewrote the message (a transport for a legacy peer drops the 2026-07-28 envelope and
  *   the gateway's own `_meta` members; the trace records what went on the wire), and nothing when
  *   it wrote the message as given (or will write it later, or cannot);
+ * - `refuse`, when present, is asked about each client request before it is correlated and sent:
+ *   an error there answers the client and nothing is sent (a request the peer's protocol cannot
+ *   honour, e.g. a 2026-07-28 `requestState` for a legacy peer, which never issues one);
  * - `onclose` is called exactly once, after which nothing more is delivered;
  * - `close()` is idempotent.
  */
@@ -59,6 +67,8 @@ export interface UpstreamTransport {
   start(): Promise<void>;
   // biome-ignore lint/suspicious/noConfusingVoidType: adapters that never rewrite a message return nothing
   send(json: string, message: JsonRpcMessage): Wire | void;
+  /** The error to answer `request` with instead of sending it, or `undefined` to send it. */
+  refuse?(request: JsonRpcRequest): JsonRpcErrorObject | undefined;
   close(): Promise<void>;
   onmessage?: (text: string, meta: InboundMeta) => void;
   onclose?: (close: UpstreamClose) => void;

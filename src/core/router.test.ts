@@ -40,7 +40,14 @@ class FakeUpstream implements UpstreamTransport {
   /** How the transport rewrites what it writes (a legacy peer's transport drops members). */
   rewrite?: (json: string, message: JsonRpcMessage) => Wire | undefined;
 
+  /** What the transport refuses to carry (a legacy peer's transport refuses a `requestState`). */
+  refusal?: (request: JsonRpcRequest) => JsonRpcErrorObject | undefined;
+
   async start(): Promise<void> {}
+
+  refuse(request: JsonRpcRequest): JsonRpcErrorObject | undefined {
+    return this.refusal?.(request);
+  }
 
   send(json: string, message: JsonRpcMessage): Wire | undefined {
     const written = this.rewrite?.(json, message);
@@ -1274,6 +1281,34 @@ describe('Router: taps and hop events', () => {
     expect(h.logger.entries.filter((e) => e.level === 'error' && e.fields.tap === 'broken')).toHaveLength(1);
     // The other tap saw everything.
     expect(h.tap.events).toHaveLength(4);
+  });
+
+  it('answers a request its transport refuses with the refusal, and sends nothing upstream', () => {
+    const h = setup({ links: [{ id: 'L', name: 'alpha' }] });
+    h.resolver.rewrite.set('tools/call', (r) => ({
+      ...r,
+      params: { ...(r.params as object), name: 'plain' },
+    }));
+    const asked: JsonRpcRequest[] = [];
+    link(h).refusal = (request) => {
+      asked.push(request);
+      return (request.params as { requestState?: unknown }).requestState === undefined
+        ? undefined
+        : { code: -32602, message: 'Invalid or expired requestState: no' };
+    };
+    h.request('A', 1, 'tools/call', { name: 'alpha__echo', requestState: 'forged' });
+    expect(port(h, 'A').responsesTo(1)).toEqual([
+      { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid or expired requestState: no' } },
+    ]);
+    expect(link(h).sent).toEqual([]);
+    // The transport judged the request as it would have gone upstream (after the resolver).
+    expect(asked.map((r) => (r.params as { name: string }).name)).toEqual(['plain']);
+    expect(h.metrics.get('upstream_requests_refused_total', { upstream: 'alpha' })).toBe(1);
+    // The id is free again, and a request the transport takes goes through as usual.
+    h.request('A', 1, 'tools/call', { name: 'alpha__echo' });
+    link(h).inject({ jsonrpc: '2.0', id: link(h).lastRequest().id, result: { content: [] } });
+    expect(port(h, 'A').responsesTo(1)).toHaveLength(2);
+    expect(port(h, 'A').responsesTo(1)[1]).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [] } });
   });
 
   it('records the upstream copy as the transport wrote it, when the transport rewrote it', () => {

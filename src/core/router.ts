@@ -753,6 +753,12 @@ export class Router {
       this.#finish(call, { error });
       return;
     }
+    const refusal = link.transport.refuse?.(call.routed ?? request);
+    if (refusal) {
+      this.#metrics.inc('upstream_requests_refused_total', { upstream: link.name });
+      this.#finish(call, { error: refusal });
+      return;
+    }
     const progressToken = progressTokenOf(request);
     const upstreamTraceId = newEnvelopeId();
     const opened = this.#table.openClientRequest({

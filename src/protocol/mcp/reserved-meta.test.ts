@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonRpcMessage } from '../jsonrpc/types.js';
+import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.js';
 import { MODERN_META_KEYS } from './modern-meta.js';
 import {
   gatewayMetaKeys,
   isGatewayMetaKey,
   isModernMetaKey,
   isModernOrGatewayMetaKey,
+  legacyPeerRefusal,
   metaOf,
   reservedMetaError,
   toLegacyWire,
@@ -137,12 +138,61 @@ describe('toLegacyWire', () => {
     });
   });
 
+  it('leaves out the 2026-07-28 inputResponses and requestState of a request, and only there', () => {
+    const retry: JsonRpcMessage = {
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: {}, inputResponses: { a: {} }, requestState: 'opaque' },
+    };
+    const wire = toLegacyWire(JSON.stringify(retry), retry);
+    expect(wire.message).toEqual({
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: {} },
+    });
+    expect(JSON.parse(wire.json)).toEqual(wire.message);
+    expect(retry).toMatchObject({ params: { requestState: 'opaque' } }); // the input is untouched
+    // A notification's or result's members of the same names are not the request params.
+    const note: JsonRpcMessage = {
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: 'info', data: 'x', requestState: 's' },
+    };
+    const text = JSON.stringify(note);
+    expect(toLegacyWire(text, note).json).toBe(text);
+  });
+
   it('keeps the very text (and object) of a message that has nothing to remove', () => {
     const text = '{"jsonrpc":"2.0", "id":1, "method":"tools/call","params":{"_meta":{"progressToken":1}}}';
     const message = JSON.parse(text) as JsonRpcMessage;
     const wire = toLegacyWire(text, message);
     expect(wire.json).toBe(text);
     expect(wire.message).toBe(message);
+  });
+});
+
+describe('legacyPeerRefusal', () => {
+  const retry = (params: Record<string, unknown>): JsonRpcRequest => ({
+    jsonrpc: '2.0',
+    id: 9,
+    method: 'tools/call',
+    params: { name: 'echo', ...params },
+  });
+
+  it('refuses a requestState with -32602, naming the upstream', () => {
+    const refusal = legacyPeerRefusal(retry({ requestState: 'theirs', inputResponses: {} }), 'files');
+    expect(refusal).toMatchObject({ code: -32602, data: { upstream: 'files' } });
+    expect(refusal?.message).toMatch(/^Invalid or expired requestState: upstream files /);
+    // Whatever its type: a state is a claim to resume a call either way.
+    expect(legacyPeerRefusal(retry({ requestState: 42 }), 'files')?.code).toBe(-32602);
+  });
+
+  it('lets everything else through, inputResponses alone included', () => {
+    expect(legacyPeerRefusal(retry({ inputResponses: { a: {} } }), 'files')).toBeUndefined();
+    expect(legacyPeerRefusal(retry({}), 'files')).toBeUndefined();
+    expect(legacyPeerRefusal({ jsonrpc: '2.0', id: 1, method: 'ping' }, 'files')).toBeUndefined();
   });
 });
 

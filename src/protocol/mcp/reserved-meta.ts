@@ -5,13 +5,13 @@
  *   client's are refused or removed where the client's message comes in, and none ever leaves for
  *   an upstream.
  * - the 2026-07-28 envelope (`MODERN_META_KEYS`): a message for a legacy peer is sent as a 2025
- *   client would send it, without them.
+ *   client would send it, without them (and without the 2026-07-28 request params).
  *
  * The `_meta` of a message is `params._meta` for requests and notifications and `result._meta` for
  * results. Nothing is copied when nothing is removed, so the usual message costs one key scan.
  */
 import { JsonRpcCode } from '../jsonrpc/codes.js';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage } from '../jsonrpc/types.js';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.js';
 import { GATEWAY_META_PREFIX, MODERN_META_KEYS } from './modern-meta.js';
 
 function isObject(value: unknown): value is JsonObject {
@@ -116,12 +116,48 @@ export function wireWithout(json: string, message: JsonRpcMessage, drop: (key: s
 }
 
 /**
+ * The request params 2026-07-28 adds for multi round-trip requests: a client's answers to a
+ * server's input requests, and the state the server handed it. A session-based peer has neither.
+ */
+const MODERN_REQUEST_PARAMS = ['inputResponses', 'requestState'] as const;
+
+/** A request without {@link MODERN_REQUEST_PARAMS}: the same object when it has none, else a copy. */
+function withoutModernParams(message: JsonRpcMessage): JsonRpcMessage {
+  if (!('method' in message && 'id' in message)) return message;
+  const params = message.params;
+  // Two `in` tests, no closure: this runs for every request a legacy peer gets.
+  if (!isObject(params) || !('inputResponses' in params || 'requestState' in params)) return message;
+  const kept = { ...params };
+  for (const name of MODERN_REQUEST_PARAMS) delete kept[name];
+  return { ...message, params: kept };
+}
+
+/**
  * A message as a legacy peer must get it: what a 2025 client (or server) would send, without the
- * 2026-07-28 envelope and without the gateway's own members. `progressToken` and every other
- * member stay. `json` is returned as it is when nothing was removed.
+ * 2026-07-28 envelope, its `inputResponses`/`requestState` params and the gateway's own members.
+ * `progressToken` and every other member stay. `json` is returned as it is when nothing was
+ * removed.
  */
 export function toLegacyWire(json: string, message: JsonRpcMessage): Wire {
-  return wireWithout(json, message, isModernOrGatewayMetaKey);
+  const kept = withoutModernParams(withoutMetaMembers(message, isModernOrGatewayMetaKey));
+  return kept === message ? { json, message } : { json: JSON.stringify(kept), message: kept };
+}
+
+/**
+ * Why a legacy peer cannot take `request`, or `undefined` when it can: a `requestState` claims to
+ * resume a call, and a session-based peer issues none (the gateway answers a 2026-07-28 client's
+ * retries of its own states before routing them), so the state is forged, stale or meant for
+ * another server. Sending the call on without it would run it afresh behind the client's back.
+ * `inputResponses` alone resume nothing and are only left out on the wire ({@link toLegacyWire}).
+ */
+export function legacyPeerRefusal(request: JsonRpcRequest, upstream: string): JsonRpcErrorObject | undefined {
+  const params = request.params;
+  if (!isObject(params) || params.requestState === undefined) return undefined;
+  return {
+    code: JsonRpcCode.InvalidParams,
+    message: `Invalid or expired requestState: upstream ${upstream} speaks a session-based MCP revision and issued none; only a requestState this gateway returned can resume a call`,
+    data: { upstream },
+  };
 }
 
 /** The error refusing a request whose `_meta` has these members of the gateway's namespace. */

@@ -8,7 +8,7 @@ import type { InboundMeta, UpstreamClose } from '../../core/ports.js';
 import { SwitchboardError } from '../../errors/switchboard-error.js';
 import { MemoryLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
-import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
+import type { JsonRpcMessage, JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
 import { childEnvironment } from './child-env.js';
 import { ChildProcessTransport } from './child-process-transport.js';
 
@@ -188,6 +188,39 @@ describe('ChildProcessTransport', () => {
         params: { name: 'echo', arguments: { message: 'hi' }, _meta: { progressToken: 9 } },
       });
       expect(JSON.parse(listedWith!)).toEqual({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    });
+
+    it('a legacy child is refused requestState retries and never gets inputResponses; a modern one is not', async () => {
+      const retry = (params: Record<string, unknown>): JsonRpcRequest => ({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: {}, _meta: MODERN_META, ...params },
+      });
+      const h = make(LINE_ECHO);
+      await h.transport.start();
+      // Not initialized: a 2026-07-28 child behind the pass-through, whose own state this may be.
+      expect(h.transport.refuse(retry({ requestState: 's' }))).toBeUndefined();
+      send(h, {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'gw', version: '1' } },
+      });
+      expect(h.transport.refuse(retry({ requestState: 's' }))).toMatchObject({
+        code: -32602,
+        data: { upstream: 'fixture' },
+      });
+      expect(h.transport.refuse(retry({ inputResponses: { a: {} } }))).toBeUndefined();
+      const answered = retry({ inputResponses: { a: {} } });
+      h.transport.send(JSON.stringify(answered), answered);
+      await vi.waitFor(() => expect(h.texts).toHaveLength(2));
+      expect(JSON.parse(lines(h)[1]!)).toEqual({
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: {} },
+      });
     });
 
     it('a child never initialized (2026-07-28 behind the pass-through) keeps the envelope, not gateway members', async () => {

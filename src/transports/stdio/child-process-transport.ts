@@ -18,8 +18,14 @@ import type { StdioTransportContext } from '../../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
-import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
-import { isGatewayMetaKey, toLegacyWire, type Wire, wireWithout } from '../../protocol/mcp/reserved-meta.js';
+import type { JsonRpcErrorObject, JsonRpcMessage, JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
+import {
+  isGatewayMetaKey,
+  legacyPeerRefusal,
+  toLegacyWire,
+  type Wire,
+  wireWithout,
+} from '../../protocol/mcp/reserved-meta.js';
 import { judgeOversized } from '../oversized.js';
 import { LineDecoder } from './line-decoder.js';
 
@@ -167,6 +173,11 @@ export class ChildProcessTransport implements UpstreamTransport {
         resolveExit();
       });
     });
+  }
+
+  /** A legacy child cannot resume a 2026-07-28 `requestState` (see `legacyPeerRefusal`). */
+  refuse(request: JsonRpcRequest): JsonRpcErrorObject | undefined {
+    return this.#legacy ? legacyPeerRefusal(request, this.#options.name) : undefined;
   }
 
   send(json: string, message: JsonRpcMessage): Wire | undefined {

@@ -7,7 +7,7 @@ import { Pool } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../observe/logger.js';
 import { Metrics } from '../../../observe/metrics.js';
-import type { JsonRpcMessage } from '../../../protocol/jsonrpc/types.js';
+import type { JsonRpcMessage, JsonRpcRequest } from '../../../protocol/jsonrpc/types.js';
 import { EraCache } from './era-cache.js';
 import { HttpUpstreamTransport, type HttpUpstreamTransportOptions } from './http-upstream.js';
 import { capture } from './test-support/capture.js';
@@ -62,6 +62,14 @@ function legacy(r: RecordedRequest, res: ServerResponse): void {
   else json(res, { jsonrpc: '2.0', id: m.id, result: {} });
 }
 
+/** A 2026-07-28 client's retry of an input-required call. */
+const RETRY_WITH_STATE: JsonRpcRequest = {
+  jsonrpc: '2.0',
+  id: 9,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: {}, inputResponses: {}, requestState: 'opaque' },
+};
+
 describe('HttpUpstreamTransport eras', () => {
   let server: ScriptedServer;
   let metrics: Metrics;
@@ -103,6 +111,8 @@ describe('HttpUpstreamTransport eras', () => {
     expect((await seen.response(1)).value.result).toMatchObject({ protocolVersion: '2025-11-25' });
     expect(cache.get(new URL(server.url()))).toBe('modern');
     expect(metrics.get('upstream_era_probes_total', { upstream: 'up', era: 'modern' })).toBe(1);
+    // The state may be this server's own: it goes through.
+    expect(transport.refuse(RETRY_WITH_STATE)).toBeUndefined();
 
     const again = open({ era: 'auto', eraCache: cache });
     await again.transport.start();
@@ -114,7 +124,11 @@ describe('HttpUpstreamTransport eras', () => {
     server.handler = legacy;
     const cache = new EraCache();
     const { transport, seen } = open({ era: 'auto', eraCache: cache });
+    // Before the era is known, nothing is refused.
+    expect(transport.refuse(RETRY_WITH_STATE)).toBeUndefined();
     await transport.start();
+    // A legacy server issues no requestState, so one cannot resume anything there.
+    expect(transport.refuse(RETRY_WITH_STATE)).toMatchObject({ code: -32602, data: { upstream: 'up' } });
     transport.send(...INITIALIZE);
     await seen.response(1);
     expect(transport.kind).toBe('streamable-http');

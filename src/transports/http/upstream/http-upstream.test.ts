@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../observe/logger.js';
 import { Metrics } from '../../../observe/metrics.js';
-import type { JsonRpcMessage } from '../../../protocol/jsonrpc/types.js';
+import type { JsonRpcMessage, JsonRpcRequest } from '../../../protocol/jsonrpc/types.js';
 import { HttpUpstreamTransport, type HttpUpstreamTransportOptions } from './http-upstream.js';
 import { capture } from './test-support/capture.js';
 import {
@@ -194,7 +194,7 @@ describe('HttpUpstreamTransport', () => {
       expect(server.requestsOf('POST', 'initialize').map((r) => r.url)).toEqual(['/messages?sessionId=abc']);
     });
 
-    it("POSTs a 2026-07-28 client's call as a 2024-11-05 client would: no modern envelope in _meta", async () => {
+    it("POSTs a 2026-07-28 client's call as a 2024-11-05 client would: no modern envelope or params", async () => {
       server.handler = legacyServer().handler;
       const { transport, seen } = open({ transport: 'sse' });
       await transport.start();
@@ -206,6 +206,7 @@ describe('HttpUpstreamTransport', () => {
           method: 'tools/call',
           params: {
             name: 'echo',
+            inputResponses: { a: {} },
             _meta: {
               'io.modelcontextprotocol/protocolVersion': '2026-07-28',
               'io.modelcontextprotocol/clientCapabilities': {},
@@ -222,6 +223,9 @@ describe('HttpUpstreamTransport', () => {
         method: 'tools/call',
         params: { name: 'echo', _meta: { progressToken: 'p' } },
       });
+      // And a retry with a requestState is refused: a 2024-11-05 server never issued one.
+      const [, retry] = message({ id: 3, method: 'tools/call', params: { name: 'echo', requestState: 's' } });
+      expect(transport.refuse(retry as JsonRpcRequest)).toMatchObject({ code: -32602 });
     });
 
     it('refuses an endpoint on another origin', async () => {

@@ -18,7 +18,12 @@
 import type { Dispatcher, Pool } from 'undici';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
-import { isRequest, type JsonRpcMessage } from '../../../protocol/jsonrpc/types.js';
+import {
+  isRequest,
+  type JsonRpcErrorObject,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+} from '../../../protocol/jsonrpc/types.js';
 import type { Wire } from '../../../protocol/mcp/reserved-meta.js';
 import type { EraCache } from './era-cache.js';
 import { probeEra, type UpstreamEra } from './era-probe.js';
@@ -121,6 +126,14 @@ export class HttpUpstreamTransport implements UpstreamTransport {
     if (inner) return inner.send(json, message);
     this.#out.fail(isRequest(message) ? message.id : undefined, `upstream ${this.#o.name} is not started`);
     return undefined;
+  }
+
+  /**
+   * As the era transport in use decides (a legacy one refuses a `requestState`). Before the era is
+   * known nothing is refused; a legacy transport then still leaves the 2026-07-28 params out.
+   */
+  refuse(request: JsonRpcRequest): JsonRpcErrorObject | undefined {
+    return this.#inner?.refuse?.(request);
   }
 
   /** Closes the era transport (DELETE of the session, streams aborted), then `onclose`. Idempotent. */

@@ -17,8 +17,14 @@ import type { Dispatcher } from 'undici';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error.js';
-import { isRequest, type JsonRpcMessage, type RequestId } from '../../../protocol/jsonrpc/types.js';
-import { toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
+import {
+  isRequest,
+  type JsonRpcErrorObject,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type RequestId,
+} from '../../../protocol/jsonrpc/types.js';
+import { legacyPeerRefusal, toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
 import { judgeOversized } from '../../oversized.js';
 import { type SseEvent, SseParser } from '../sse/sse-parser.js';
 import { describeNetworkError } from './describe-error.js';
@@ -94,6 +100,11 @@ export class LegacySseTransport implements UpstreamTransport {
   start(): Promise<void> {
     this.#starting ??= this.#open();
     return this.#starting;
+  }
+
+  /** A legacy server cannot resume a 2026-07-28 `requestState` (see `legacyPeerRefusal`). */
+  refuse(request: JsonRpcRequest): JsonRpcErrorObject | undefined {
+    return legacyPeerRefusal(request, this.#o.name);
   }
 
   send(json: string, message: JsonRpcMessage): Wire | undefined {

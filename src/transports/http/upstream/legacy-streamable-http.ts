@@ -27,12 +27,13 @@ import {
   idKey,
   isRequest,
   type JsonObject,
+  type JsonRpcErrorObject,
   type JsonRpcMessage,
   type JsonRpcRequest,
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
 import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
-import { toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
+import { legacyPeerRefusal, toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
 import { type Flight, followAnswerStream } from './answer-stream.js';
 import { describeNetworkError } from './describe-error.js';
 import { HttpConnection } from './http-connection.js';
@@ -165,6 +166,11 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
   /** Nothing to connect before the first POST: HTTP connections open on demand. */
   start(): Promise<void> {
     return Promise.resolve();
+  }
+
+  /** A legacy server cannot resume a 2026-07-28 `requestState` (see `legacyPeerRefusal`). */
+  refuse(request: JsonRpcRequest): JsonRpcErrorObject | undefined {
+    return legacyPeerRefusal(request, this.#o.name);
   }
 
   send(routed: string, original: JsonRpcMessage): Wire | undefined {
