@@ -618,32 +618,26 @@ describe('serve: 2026-07-28 clients beside legacy ones (legacy stdio upstreams)'
     });
 
     it('refuses a requestState it did not issue; a legacy server never sees inputResponses', async () => {
-      const foreign = messagesOf(
-        await call(
+      // A retry of everything's echo carrying answers to an input request, and `extra`.
+      const echoRetry = (id: number, message: string, extra: Json = {}) =>
+        call(
           url,
-          request(65, 'tools/call', {
+          request(id, 'tools/call', {
             name: 'everything__echo',
-            arguments: { message: 'resume me' },
+            arguments: { message },
             inputResponses: { q: { action: 'accept' } },
-            requestState: 'issued-by-someone-else',
+            ...extra,
           }),
-        ),
+        );
+      const foreign = messagesOf(
+        await echoRetry(65, 'resume me', { requestState: 'issued-by-someone-else' }),
       );
       expect(foreign.at(-1)).toMatchObject({
         id: 65,
         error: { code: -32602, message: expect.stringMatching(/requestState: upstream everything /) },
       });
       // Answers without a state resume nothing: the call runs as a new one, without them.
-      const fresh = resultOf(
-        await call(
-          url,
-          request(66, 'tools/call', {
-            name: 'everything__echo',
-            arguments: { message: 'fresh start' },
-            inputResponses: { q: { action: 'accept' } },
-          }),
-        ),
-      );
+      const fresh = resultOf(await echoRetry(66, 'fresh start'));
       expect(textOf(fresh)).toBe('Echo: fresh start');
       await sleep(300);
       const upstreamCalls = (await traceOf(serve)).envelopes.filter(
