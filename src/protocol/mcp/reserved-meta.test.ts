@@ -138,12 +138,18 @@ describe('toLegacyWire', () => {
     });
   });
 
-  it('leaves out the 2026-07-28 inputResponses and requestState of a request, and only there', () => {
+  it("leaves out a 2026-07-28 client's inputResponses and requestState, and only theirs", () => {
     const retry: JsonRpcMessage = {
       jsonrpc: '2.0',
       id: 8,
       method: 'tools/call',
-      params: { name: 'echo', arguments: {}, inputResponses: { a: {} }, requestState: 'opaque' },
+      params: {
+        name: 'echo',
+        arguments: {},
+        inputResponses: { a: {} },
+        requestState: 'opaque',
+        _meta: ENVELOPE,
+      },
     };
     const wire = toLegacyWire(JSON.stringify(retry), retry);
     expect(wire.message).toEqual({
@@ -162,6 +168,15 @@ describe('toLegacyWire', () => {
     };
     const text = JSON.stringify(note);
     expect(toLegacyWire(text, note).json).toBe(text);
+    // Nor are a 2025 client's own params of those names (a server's custom method may have them).
+    const custom: JsonRpcMessage = {
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'acme/resume',
+      params: { requestState: 'acme-1', inputResponses: [] },
+    };
+    const customText = JSON.stringify(custom);
+    expect(toLegacyWire(customText, custom).json).toBe(customText);
   });
 
   it('keeps the very text (and object) of a message that has nothing to remove', () => {
@@ -178,7 +193,7 @@ describe('legacyPeerRefusal', () => {
     jsonrpc: '2.0',
     id: 9,
     method: 'tools/call',
-    params: { name: 'echo', ...params },
+    params: { name: 'echo', ...params, _meta: ENVELOPE },
   });
 
   it('refuses a requestState with -32602, naming the upstream', () => {
@@ -193,6 +208,16 @@ describe('legacyPeerRefusal', () => {
     expect(legacyPeerRefusal(retry({ inputResponses: { a: {} } }), 'files')).toBeUndefined();
     expect(legacyPeerRefusal(retry({}), 'files')).toBeUndefined();
     expect(legacyPeerRefusal({ jsonrpc: '2.0', id: 1, method: 'ping' }, 'files')).toBeUndefined();
+  });
+
+  it("never judges a 2025 client's request (no envelope): its params are its own", () => {
+    const legacy: JsonRpcRequest = {
+      jsonrpc: '2.0',
+      id: 10,
+      method: 'acme/resume',
+      params: { requestState: 'acme-1' },
+    };
+    expect(legacyPeerRefusal(legacy, 'files')).toBeUndefined();
   });
 });
 

@@ -12,7 +12,7 @@
  */
 import { JsonRpcCode } from '../jsonrpc/codes.js';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.js';
-import { GATEWAY_META_PREFIX, MODERN_META_KEYS } from './modern-meta.js';
+import { envelopeClaim, GATEWAY_META_PREFIX, MODERN_META_KEYS } from './modern-meta.js';
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -121,12 +121,18 @@ export function wireWithout(json: string, message: JsonRpcMessage, drop: (key: s
  */
 const MODERN_REQUEST_PARAMS = ['inputResponses', 'requestState'] as const;
 
-/** A request without {@link MODERN_REQUEST_PARAMS}: the same object when it has none, else a copy. */
-function withoutModernParams(message: JsonRpcMessage): JsonRpcMessage {
+/**
+ * `message` without {@link MODERN_REQUEST_PARAMS} when it is a 2026-07-28 client's request (the
+ * envelope is read from `original`, the message before its `_meta` was cleaned): the same object
+ * when there is nothing to remove, else a copy. A 2025 client's params of those names are its own
+ * (a server's custom method may use them) and stay.
+ */
+function withoutModernParams(original: JsonRpcMessage, message: JsonRpcMessage): JsonRpcMessage {
   if (!('method' in message && 'id' in message)) return message;
   const params = message.params;
   // Two `in` tests, no closure: this runs for every request a legacy peer gets.
   if (!isObject(params) || !('inputResponses' in params || 'requestState' in params)) return message;
+  if (envelopeClaim(original) === undefined) return message;
   const kept = { ...params };
   for (const name of MODERN_REQUEST_PARAMS) delete kept[name];
   return { ...message, params: kept };
@@ -139,20 +145,22 @@ function withoutModernParams(message: JsonRpcMessage): JsonRpcMessage {
  * removed.
  */
 export function toLegacyWire(json: string, message: JsonRpcMessage): Wire {
-  const kept = withoutModernParams(withoutMetaMembers(message, isModernOrGatewayMetaKey));
+  const kept = withoutModernParams(message, withoutMetaMembers(message, isModernOrGatewayMetaKey));
   return kept === message ? { json, message } : { json: JSON.stringify(kept), message: kept };
 }
 
 /**
- * Why a legacy peer cannot take `request`, or `undefined` when it can: a `requestState` claims to
- * resume a call, and a session-based peer issues none (the gateway answers a 2026-07-28 client's
- * retries of its own states before routing them), so the state is forged, stale or meant for
- * another server. Sending the call on without it would run it afresh behind the client's back.
- * `inputResponses` alone resume nothing and are only left out on the wire ({@link toLegacyWire}).
+ * Why a legacy peer cannot take `request`, or `undefined` when it can: in a 2026-07-28 client's
+ * request (one with the envelope) a `requestState` claims to resume a call, and a session-based
+ * peer issues none (the gateway answers retries of its own states before routing them), so the
+ * state is forged, stale or meant for another server. Sending the call on without it would run it
+ * afresh behind the client's back. `inputResponses` alone resume nothing and are only left out on
+ * the wire ({@link toLegacyWire}); a 2025 client's params are never judged.
  */
 export function legacyPeerRefusal(request: JsonRpcRequest, upstream: string): JsonRpcErrorObject | undefined {
   const params = request.params;
-  if (!isObject(params) || params.requestState === undefined) return undefined;
+  if (!isObject(params) || params.requestState === undefined || envelopeClaim(request) === undefined)
+    return undefined;
   return {
     code: JsonRpcCode.InvalidParams,
     message: `Invalid or expired requestState: upstream ${upstream} speaks a session-based MCP revision and issued none; only a requestState this gateway returned can resume a call`,

@@ -67,7 +67,13 @@ const RETRY_WITH_STATE: JsonRpcRequest = {
   jsonrpc: '2.0',
   id: 9,
   method: 'tools/call',
-  params: { name: 'echo', arguments: {}, inputResponses: {}, requestState: 'opaque' },
+  params: {
+    name: 'echo',
+    arguments: {},
+    inputResponses: {},
+    requestState: 'opaque',
+    _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+  },
 };
 
 describe('HttpUpstreamTransport eras', () => {

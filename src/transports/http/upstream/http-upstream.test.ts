@@ -224,7 +224,15 @@ describe('HttpUpstreamTransport', () => {
         params: { name: 'echo', _meta: { progressToken: 'p' } },
       });
       // And a retry with a requestState is refused: a 2024-11-05 server never issued one.
-      const [, retry] = message({ id: 3, method: 'tools/call', params: { name: 'echo', requestState: 's' } });
+      const [, retry] = message({
+        id: 3,
+        method: 'tools/call',
+        params: {
+          name: 'echo',
+          requestState: 's',
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+        },
+      });
       expect(transport.refuse(retry as JsonRpcRequest)).toMatchObject({ code: -32602 });
     });
 
