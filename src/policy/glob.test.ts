@@ -94,10 +94,15 @@ describe('globMatch', () => {
         ),
         { maxLength: 8 },
       )
-      .map((parts) => ({
-        pattern: parts.map(([c]) => c).join(''),
-        value: parts.map(([c, run]) => (c === '*' ? run.join('') : c === '?' ? (run[0] ?? 'a') : c)).join(''),
-      }));
+      .map((parts) => {
+        const pieces = parts.map(([c, run]) => (c === '*' ? run.join('') : c === '?' ? (run[0] ?? 'a') : c));
+        return { pattern: parts.map(([c]) => c).join(''), pieces, value: pieces.join('') };
+      })
+      // Lone surrogates side by side join into one astral character (`\uD83D` + `\uDE00` is 😀),
+      // which one `?` or literal cannot stand for: such a value was not built from the pattern.
+      .filter(
+        ({ pieces, value }) => Array.from(value).length === pieces.flatMap((x) => Array.from(x)).length,
+      );
     fc.assert(
       fc.property(filled, ({ pattern, value }) => {
         expect(globMatch(pattern, value)).toBe(true);
