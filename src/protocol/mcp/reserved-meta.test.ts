@@ -138,45 +138,19 @@ describe('toLegacyWire', () => {
     });
   });
 
-  it("leaves out a 2026-07-28 client's inputResponses and requestState, and only theirs", () => {
+  it("keeps params: a stateless retry's inputResponses reach the peer (a dual-era server reads them)", () => {
     const retry: JsonRpcMessage = {
       jsonrpc: '2.0',
       id: 8,
       method: 'tools/call',
-      params: {
-        name: 'echo',
-        arguments: {},
-        inputResponses: { a: {} },
-        requestState: 'opaque',
-        _meta: ENVELOPE,
-      },
+      params: { name: 'echo', arguments: {}, inputResponses: { a: { action: 'accept' } }, _meta: ENVELOPE },
     };
-    const wire = toLegacyWire(JSON.stringify(retry), retry);
-    expect(wire.message).toEqual({
+    expect(toLegacyWire(JSON.stringify(retry), retry).message).toEqual({
       jsonrpc: '2.0',
       id: 8,
       method: 'tools/call',
-      params: { name: 'echo', arguments: {} },
+      params: { name: 'echo', arguments: {}, inputResponses: { a: { action: 'accept' } } },
     });
-    expect(JSON.parse(wire.json)).toEqual(wire.message);
-    expect(retry).toMatchObject({ params: { requestState: 'opaque' } }); // the input is untouched
-    // A notification's or result's members of the same names are not the request params.
-    const note: JsonRpcMessage = {
-      jsonrpc: '2.0',
-      method: 'notifications/message',
-      params: { level: 'info', data: 'x', requestState: 's' },
-    };
-    const text = JSON.stringify(note);
-    expect(toLegacyWire(text, note).json).toBe(text);
-    // Nor are a 2025 client's own params of those names (a server's custom method may have them).
-    const custom: JsonRpcMessage = {
-      jsonrpc: '2.0',
-      id: 9,
-      method: 'acme/resume',
-      params: { requestState: 'acme-1', inputResponses: [] },
-    };
-    const customText = JSON.stringify(custom);
-    expect(toLegacyWire(customText, custom).json).toBe(customText);
   });
 
   it('keeps the very text (and object) of a message that has nothing to remove', () => {

@@ -5,7 +5,7 @@
  *   client's are refused or removed where the client's message comes in, and none ever leaves for
  *   an upstream.
  * - the 2026-07-28 envelope (`MODERN_META_KEYS`): a message for a legacy peer is sent as a 2025
- *   client would send it, without them (and without the 2026-07-28 request params).
+ *   client would send it, without them.
  *
  * The `_meta` of a message is `params._meta` for requests and notifications and `result._meta` for
  * results. Nothing is copied when nothing is removed, so the usual message costs one key scan.
@@ -116,46 +116,25 @@ export function wireWithout(json: string, message: JsonRpcMessage, drop: (key: s
 }
 
 /**
- * The request params 2026-07-28 adds for multi round-trip requests: a client's answers to a
- * server's input requests, and the state the server handed it. A session-based peer has neither.
- */
-const MODERN_REQUEST_PARAMS = ['inputResponses', 'requestState'] as const;
-
-/**
- * `message` without {@link MODERN_REQUEST_PARAMS} when it is a 2026-07-28 client's request (the
- * envelope is read from `original`, the message before its `_meta` was cleaned): the same object
- * when there is nothing to remove, else a copy. A 2025 client's params of those names are its own
- * (a server's custom method may use them) and stay.
- */
-function withoutModernParams(original: JsonRpcMessage, message: JsonRpcMessage): JsonRpcMessage {
-  if (!('method' in message && 'id' in message)) return message;
-  const params = message.params;
-  // Two `in` tests, no closure: this runs for every request a legacy peer gets.
-  if (!isObject(params) || !('inputResponses' in params || 'requestState' in params)) return message;
-  if (envelopeClaim(original) === undefined) return message;
-  const kept = { ...params };
-  for (const name of MODERN_REQUEST_PARAMS) delete kept[name];
-  return { ...message, params: kept };
-}
-
-/**
  * A message as a legacy peer must get it: what a 2025 client (or server) would send, without the
- * 2026-07-28 envelope, its `inputResponses`/`requestState` params and the gateway's own members.
- * `progressToken` and every other member stay. `json` is returned as it is when nothing was
+ * 2026-07-28 envelope and without the gateway's own members. `progressToken` and every other
+ * member stay, and so do params: a 2025 peer ignores params it does not know, and a server that
+ * speaks both eras reads a 2026-07-28 client's `inputResponses` on a legacy session too (the
+ * conformance suite's stateless retry relies on it). `json` is returned as it is when nothing was
  * removed.
  */
 export function toLegacyWire(json: string, message: JsonRpcMessage): Wire {
-  const kept = withoutModernParams(message, withoutMetaMembers(message, isModernOrGatewayMetaKey));
-  return kept === message ? { json, message } : { json: JSON.stringify(kept), message: kept };
+  return wireWithout(json, message, isModernOrGatewayMetaKey);
 }
 
 /**
  * Why a legacy peer cannot take `request`, or `undefined` when it can: in a 2026-07-28 client's
- * request (one with the envelope) a `requestState` claims to resume a call, and a session-based
- * peer issues none (the gateway answers retries of its own states before routing them), so the
- * state is forged, stale or meant for another server. Sending the call on without it would run it
- * afresh behind the client's back. `inputResponses` alone resume nothing and are only left out on
- * the wire ({@link toLegacyWire}); a 2025 client's params are never judged.
+ * request (one with the envelope) a `requestState` claims to resume a call, and a peer on a
+ * session-based revision hands out none (its input requests reach the client as server requests,
+ * which the gateway answers with states of its own, resumed before routing). So the state is
+ * forged, stale or meant for another server, and a 2025 server would ignore it and run the call
+ * afresh, where 2026-07-28 requires a state that fails verification to be refused. `inputResponses`
+ * go on ({@link toLegacyWire}); a 2025 client's params are never judged.
  */
 export function legacyPeerRefusal(request: JsonRpcRequest, upstream: string): JsonRpcErrorObject | undefined {
   const params = request.params;

@@ -190,7 +190,7 @@ describe('ChildProcessTransport', () => {
       expect(JSON.parse(listedWith!)).toEqual({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
     });
 
-    it('a legacy child is refused requestState retries and never gets inputResponses; a modern one is not', async () => {
+    it('a legacy child is refused requestState retries (a modern one is not); inputResponses go on', async () => {
       const retry = (params: Record<string, unknown>): JsonRpcRequest => ({
         jsonrpc: '2.0',
         id: 5,
@@ -219,7 +219,7 @@ describe('ChildProcessTransport', () => {
         jsonrpc: '2.0',
         id: 5,
         method: 'tools/call',
-        params: { name: 'echo', arguments: {} },
+        params: { name: 'echo', arguments: {}, inputResponses: { a: {} } },
       });
     });
 

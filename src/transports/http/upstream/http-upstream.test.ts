@@ -194,7 +194,7 @@ describe('HttpUpstreamTransport', () => {
       expect(server.requestsOf('POST', 'initialize').map((r) => r.url)).toEqual(['/messages?sessionId=abc']);
     });
 
-    it("POSTs a 2026-07-28 client's call as a 2024-11-05 client would: no modern envelope or params", async () => {
+    it("POSTs a 2026-07-28 client's call as a 2024-11-05 client would: no modern envelope in _meta", async () => {
       server.handler = legacyServer().handler;
       const { transport, seen } = open({ transport: 'sse' });
       await transport.start();
@@ -206,7 +206,6 @@ describe('HttpUpstreamTransport', () => {
           method: 'tools/call',
           params: {
             name: 'echo',
-            inputResponses: { a: {} },
             _meta: {
               'io.modelcontextprotocol/protocolVersion': '2026-07-28',
               'io.modelcontextprotocol/clientCapabilities': {},
