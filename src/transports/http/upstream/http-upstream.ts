@@ -130,7 +130,7 @@ export class HttpUpstreamTransport implements UpstreamTransport {
 
   /**
    * As the era transport in use decides (a legacy one refuses a `requestState`). Before the era is
-   * known nothing is refused; a legacy transport then still leaves the 2026-07-28 params out.
+   * known nothing is refused: the request waits and goes as sent.
    */
   refuse(request: JsonRpcRequest): JsonRpcErrorObject | undefined {
     return this.#inner?.refuse?.(request);
