@@ -65,8 +65,7 @@ export interface UpstreamClose {
  */
 export interface UpstreamTransport {
   start(): Promise<void>;
-  // biome-ignore lint/suspicious/noConfusingVoidType: adapters that never rewrite a message return nothing
-  send(json: string, message: JsonRpcMessage): Wire | void;
+  send(json: string, message: JsonRpcMessage): Wire | undefined;
   /** The error to answer `request` with instead of sending it, or `undefined` to send it. */
   refuse?(request: JsonRpcRequest): JsonRpcErrorObject | undefined;
   close(): Promise<void>;

@@ -22,7 +22,7 @@ class FakeUpstream implements UpstreamTransport {
   onclose?: (close: UpstreamClose) => void;
   readonly received: JsonRpcMessage[] = [];
   async start(): Promise<void> {}
-  send(_json: string, message: JsonRpcMessage): void {
+  send(_json: string, message: JsonRpcMessage): undefined {
     this.received.push(message);
   }
   async close(): Promise<void> {}

@@ -20,7 +20,7 @@ class MemoryServer implements UpstreamTransport {
   async start(): Promise<void> {}
   async close(): Promise<void> {}
 
-  send(_json: string, message: JsonRpcMessage): void {
+  send(_json: string, message: JsonRpcMessage): undefined {
     this.received.push(message);
     if (!('method' in message) || !('id' in message)) return;
     const params = (message.params ?? {}) as { name?: string; arguments?: { message?: string } };

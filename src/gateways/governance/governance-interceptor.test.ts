@@ -26,7 +26,7 @@ class Upstream implements UpstreamTransport {
   auto = true;
   async start(): Promise<void> {}
   async close(): Promise<void> {}
-  send(_json: string, message: JsonRpcMessage): void {
+  send(_json: string, message: JsonRpcMessage): undefined {
     this.sent.push(message);
     if (!this.auto || !('method' in message) || !('id' in message)) return;
     const params = message.params as { name?: string };

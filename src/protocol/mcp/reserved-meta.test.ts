@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.js';
+import type { JsonRpcMessage } from '../jsonrpc/types.js';
 import { MODERN_META_KEYS } from './modern-meta.js';
 import {
   gatewayMetaKeys,
   isGatewayMetaKey,
   isModernMetaKey,
   isModernOrGatewayMetaKey,
-  legacyPeerRefusal,
   metaOf,
   reservedMetaError,
   toLegacyWire,
@@ -159,39 +158,6 @@ describe('toLegacyWire', () => {
     const wire = toLegacyWire(text, message);
     expect(wire.json).toBe(text);
     expect(wire.message).toBe(message);
-  });
-});
-
-describe('legacyPeerRefusal', () => {
-  const retry = (params: Record<string, unknown>): JsonRpcRequest => ({
-    jsonrpc: '2.0',
-    id: 9,
-    method: 'tools/call',
-    params: { name: 'echo', ...params, _meta: ENVELOPE },
-  });
-
-  it('refuses a requestState with -32602, naming the upstream', () => {
-    const refusal = legacyPeerRefusal(retry({ requestState: 'theirs', inputResponses: {} }), 'files');
-    expect(refusal).toMatchObject({ code: -32602, data: { upstream: 'files' } });
-    expect(refusal?.message).toMatch(/^Invalid or expired requestState: upstream files /);
-    // Whatever its type: a state is a claim to resume a call either way.
-    expect(legacyPeerRefusal(retry({ requestState: 42 }), 'files')?.code).toBe(-32602);
-  });
-
-  it('lets everything else through, inputResponses alone included', () => {
-    expect(legacyPeerRefusal(retry({ inputResponses: { a: {} } }), 'files')).toBeUndefined();
-    expect(legacyPeerRefusal(retry({}), 'files')).toBeUndefined();
-    expect(legacyPeerRefusal({ jsonrpc: '2.0', id: 1, method: 'ping' }, 'files')).toBeUndefined();
-  });
-
-  it("never judges a 2025 client's request (no envelope): its params are its own", () => {
-    const legacy: JsonRpcRequest = {
-      jsonrpc: '2.0',
-      id: 10,
-      method: 'acme/resume',
-      params: { requestState: 'acme-1' },
-    };
-    expect(legacyPeerRefusal(legacy, 'files')).toBeUndefined();
   });
 });
 

@@ -11,8 +11,8 @@
  * results. Nothing is copied when nothing is removed, so the usual message costs one key scan.
  */
 import { JsonRpcCode } from '../jsonrpc/codes.js';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/types.js';
-import { envelopeClaim, GATEWAY_META_PREFIX, MODERN_META_KEYS } from './modern-meta.js';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage } from '../jsonrpc/types.js';
+import { GATEWAY_META_PREFIX, MODERN_META_KEYS } from './modern-meta.js';
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -125,26 +125,6 @@ export function wireWithout(json: string, message: JsonRpcMessage, drop: (key: s
  */
 export function toLegacyWire(json: string, message: JsonRpcMessage): Wire {
   return wireWithout(json, message, isModernOrGatewayMetaKey);
-}
-
-/**
- * Why a legacy peer cannot take `request`, or `undefined` when it can: in a 2026-07-28 client's
- * request (one with the envelope) a `requestState` claims to resume a call, and a peer on a
- * session-based revision hands out none (its input requests reach the client as server requests,
- * which the gateway answers with states of its own, resumed before routing). So the state is
- * forged, stale or meant for another server, and a 2025 server would ignore it and run the call
- * afresh, where 2026-07-28 requires a state that fails verification to be refused. `inputResponses`
- * go on ({@link toLegacyWire}); a 2025 client's params are never judged.
- */
-export function legacyPeerRefusal(request: JsonRpcRequest, upstream: string): JsonRpcErrorObject | undefined {
-  const params = request.params;
-  if (!isObject(params) || params.requestState === undefined || envelopeClaim(request) === undefined)
-    return undefined;
-  return {
-    code: JsonRpcCode.InvalidParams,
-    message: `Invalid or expired requestState: upstream ${upstream} speaks a session-based MCP revision and issued none; only a requestState this gateway returned can resume a call`,
-    data: { upstream },
-  };
 }
 
 /** The error refusing a request whose `_meta` has these members of the gateway's namespace. */

@@ -19,13 +19,8 @@ import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import type { JsonRpcErrorObject, JsonRpcMessage, JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
-import {
-  isGatewayMetaKey,
-  legacyPeerRefusal,
-  toLegacyWire,
-  type Wire,
-  wireWithout,
-} from '../../protocol/mcp/reserved-meta.js';
+import { legacyPeerRefusal } from '../../protocol/mcp/legacy-peer-refusal.js';
+import { isGatewayMetaKey, toLegacyWire, type Wire, wireWithout } from '../../protocol/mcp/reserved-meta.js';
 import { judgeOversized } from '../oversized.js';
 import { LineDecoder } from './line-decoder.js';
 

@@ -115,8 +115,7 @@ export class HttpUpstreamTransport implements UpstreamTransport {
     return this.#starting;
   }
 
-  // biome-ignore lint/suspicious/noConfusingVoidType: as the port (core/ports.ts) declares it
-  send(json: string, message: JsonRpcMessage): Wire | void {
+  send(json: string, message: JsonRpcMessage): Wire | undefined {
     if (this.#held) {
       // Written once the era is known, as that era's transport writes it.
       this.#held.push({ json, message });

@@ -24,7 +24,8 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
-import { legacyPeerRefusal, toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
+import { legacyPeerRefusal } from '../../../protocol/mcp/legacy-peer-refusal.js';
+import { toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
 import { judgeOversized } from '../../oversized.js';
 import { type SseEvent, SseParser } from '../sse/sse-parser.js';
 import { describeNetworkError } from './describe-error.js';

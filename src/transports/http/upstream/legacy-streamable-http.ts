@@ -32,8 +32,9 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
+import { legacyPeerRefusal } from '../../../protocol/mcp/legacy-peer-refusal.js';
 import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
-import { legacyPeerRefusal, toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
+import { toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
 import { type Flight, followAnswerStream } from './answer-stream.js';
 import { describeNetworkError } from './describe-error.js';
 import { HttpConnection } from './http-connection.js';
