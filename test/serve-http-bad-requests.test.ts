@@ -236,7 +236,12 @@ describe('switchboard serve: bad requests get their exact status', () => {
             jsonrpc: '2.0',
             id: 6,
             method: 'tools/call',
-            params: { name: 'echo', arguments: { message: 'b' } },
+            // Progress comes before the response: the held answer becomes a stream.
+            params: {
+              name: 'trigger-long-running-operation',
+              arguments: { duration: 0.2, steps: 1 },
+              _meta: { progressToken: 'b' },
+            },
           },
           { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
         ],
@@ -245,6 +250,34 @@ describe('switchboard serve: bad requests get their exact status', () => {
       expect(response.status).toBe(200);
       expect(headerOf(response, 'content-type')).toMatch(/^text\/event-stream/);
       const messages = messagesOf(response);
+      expect(messages.filter((m) => m.id !== undefined).map((m) => m.id)).toEqual(
+        expect.arrayContaining([5, 6]),
+      );
+      expect(messages.filter((m) => m.id !== undefined)).toHaveLength(2);
+      expect(messages.some((m) => m.method === 'notifications/progress')).toBe(true);
+      expect(JSON.stringify(messages.find((m) => m.id === 6))).toContain('Steps: 1');
+    });
+
+    it('accepts a batch on a 2025-03-26 session answered at once as one JSON array', async () => {
+      const session = await initialize(url, { version: '2025-03-26' });
+      const response = await post(
+        url,
+        [
+          { jsonrpc: '2.0', id: 5, method: 'ping' },
+          {
+            jsonrpc: '2.0',
+            id: 6,
+            method: 'tools/call',
+            params: { name: 'echo', arguments: { message: 'b' } },
+          },
+          { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
+        ],
+        session.headers,
+      );
+      expect(response.status).toBe(200);
+      expect(headerOf(response, 'content-type')).toMatch(/^application\/json/);
+      const messages = jsonOf<Record<string, unknown>[]>(response);
+      expect(Array.isArray(messages)).toBe(true);
       expect(messages.map((m) => m.id).sort()).toEqual([5, 6]);
       expect(JSON.stringify(messages.find((m) => m.id === 6))).toContain('Echo: b');
     });
@@ -324,7 +357,8 @@ describe('switchboard serve: bad requests get their exact status', () => {
       const json = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, session.headers);
       expect(json.status).toBe(200);
       expect(headerOf(json, 'content-type')).toMatch(/^application\/json/);
-      const sse = await post(
+      // A call is held: answered at once, it is one JSON body...
+      const held = await post(
         url,
         {
           jsonrpc: '2.0',
@@ -334,9 +368,27 @@ describe('switchboard serve: bad requests get their exact status', () => {
         },
         session.headers,
       );
+      expect(held.status).toBe(200);
+      expect(headerOf(held, 'content-type')).toMatch(/^application\/json/);
+      expect(JSON.stringify(jsonOf(held))).toContain('Echo: m');
+      // ...and with progress before its answer, a stream.
+      const sse = await post(
+        url,
+        {
+          jsonrpc: '2.0',
+          id: 4,
+          method: 'tools/call',
+          params: {
+            name: 'trigger-long-running-operation',
+            arguments: { duration: 0.2, steps: 1 },
+            _meta: { progressToken: 'm' },
+          },
+        },
+        session.headers,
+      );
       expect(sse.status).toBe(200);
       expect(headerOf(sse, 'content-type')).toMatch(/^text\/event-stream/);
-      expect(JSON.stringify(messagesOf(sse))).toContain('Echo: m');
+      expect(JSON.stringify(messagesOf(sse))).toContain('Steps: 1');
     });
   });
 

@@ -24,17 +24,31 @@ const everything = { everything: { script: EVERYTHING, args: ['stdio'] } };
 const EVENT_ID = /^([A-Za-z0-9_-]+)\.([1-9][0-9]*)$/;
 
 let gw: RunningServe;
+/** `streamAfter: 0`: calls stream at once, as with `responseMode: sse`. */
 let small: RunningServe;
+/** `responseMode: sse`: every call streams from its first byte, even one answered at once (echo). */
+let streaming: RunningServe;
 
 beforeAll(async () => {
-  [gw, small] = await Promise.all([
+  [gw, small, streaming] = await Promise.all([
     startServe({ configYaml: stdioUpstreamConfig(everything, 'resumability:\n  retry: 1500ms\n') }),
-    startServe({ configYaml: stdioUpstreamConfig(everything, 'resumability:\n  maxEventsPerSession: 2\n') }),
+    startServe({
+      configYaml: stdioUpstreamConfig(
+        everything,
+        'server:\n  streamAfter: 0\nresumability:\n  maxEventsPerSession: 2\n',
+      ),
+    }),
+    startServe({
+      configYaml: stdioUpstreamConfig(
+        everything,
+        'server:\n  responseMode: sse\nresumability:\n  retry: 1500ms\n',
+      ),
+    }),
   ]);
 });
 
 afterAll(async () => {
-  await Promise.all([gw?.stop(), small?.stop()]);
+  await Promise.all([gw?.stop(), small?.stop(), streaming?.stop()]);
 });
 
 function longCall(id: number, token: string, steps: number, duration: number): string {
@@ -80,9 +94,9 @@ function tokenOf(message: Record<string, unknown>): unknown {
 
 describe('priming events and retry', () => {
   it('starts every 2025-11-25 stream with a priming event (id, empty data) and the configured retry', async () => {
-    const session = await initialize(gw.url, { version: '2025-11-25' });
+    const session = await initialize(streaming.url, { version: '2025-11-25' });
     const call = await postSse(
-      gw.url,
+      streaming.url,
       session.headers,
       JSON.stringify({
         jsonrpc: '2.0',
@@ -99,7 +113,7 @@ describe('priming events and retry', () => {
     expect(call.messages()).toHaveLength(1);
     expect(isResponseTo(call.messages()[0], 2)).toBe(true);
 
-    const get = await openSse(gw.url, 'GET', session.headers);
+    const get = await openSse(streaming.url, 'GET', session.headers);
     try {
       const first = await get.waitFor(() => true);
       expect(first.data).toBe('');
@@ -108,14 +122,14 @@ describe('priming events and retry', () => {
       expect(streamOf(get.ids[0]!)).not.toBe(streamOf(call.ids[0]!));
     } finally {
       get.abort();
-      await send(gw.url, 'DELETE', session.headers);
+      await send(streaming.url, 'DELETE', session.headers);
     }
   });
 
   it('sends no priming event to a 2025-06-18 session', async () => {
-    const session = await initialize(gw.url, { version: '2025-06-18' });
+    const session = await initialize(streaming.url, { version: '2025-06-18' });
     const call = await postSse(
-      gw.url,
+      streaming.url,
       session.headers,
       JSON.stringify({
         jsonrpc: '2.0',
@@ -128,7 +142,111 @@ describe('priming events and retry', () => {
     expect(call.events).toHaveLength(1);
     expect(isResponseTo(call.messages()[0], 2)).toBe(true);
     expect(call.ids[0]).toMatch(EVENT_ID);
-    await send(gw.url, 'DELETE', session.headers);
+    await send(streaming.url, 'DELETE', session.headers);
+  });
+});
+
+describe('held answers (responseMode auto, streamAfter 100ms)', () => {
+  it('answers a call whose response comes first as one JSON body, with no stream and no event', async () => {
+    const session = await initialize(gw.url, { version: '2025-11-25' });
+    try {
+      const started = performance.now();
+      const call = await postSse(
+        gw.url,
+        session.headers,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { message: 'held' } },
+        }),
+      );
+      await call.done;
+      expect(call.status).toBe(200);
+      expect(String(call.headers['content-type'])).toMatch(/^application\/json/);
+      expect(call.headers['mcp-session-id']).toBe(session.id);
+      expect(call.events).toEqual([]);
+      // Not held for the whole window: it went as soon as the response was there.
+      expect(performance.now() - started).toBeLessThan(2000);
+    } finally {
+      await send(gw.url, 'DELETE', session.headers);
+    }
+  });
+
+  it('becomes a stream at the first progress: priming event first, then progress, then the response', async () => {
+    const session = await initialize(gw.url, { version: '2025-11-25' });
+    try {
+      const call = await postSse(gw.url, session.headers, longCall(3, 'tok-held', 2, 0.4));
+      await call.done;
+      expect(call.status).toBe(200);
+      expect(String(call.headers['content-type'])).toMatch(/^text\/event-stream/);
+      expect(call.events[0]?.data).toBe('');
+      expect(call.ids[0]).toMatch(EVENT_ID);
+      expect(call.retry).toBe(1500);
+      const messages = call.messages();
+      expect(messages.filter(isProgress).map(progressValue)).toEqual([1, 2]);
+      expect(isResponseTo(messages.at(-1), 3)).toBe(true);
+      expect(new Set(call.ids.map(streamOf)).size).toBe(1);
+    } finally {
+      await send(gw.url, 'DELETE', session.headers);
+    }
+  });
+
+  it('with streamAfter 0, streams a call at once, even one answered at once', async () => {
+    const session = await initialize(small.url, { version: '2025-11-25' });
+    try {
+      const call = await postSse(
+        small.url,
+        session.headers,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { message: 'at once' } },
+        }),
+      );
+      await call.done;
+      expect(String(call.headers['content-type'])).toMatch(/^text\/event-stream/);
+      expect(call.events[0]?.data).toBe('');
+      expect(isResponseTo(call.messages().at(-1), 2)).toBe(true);
+    } finally {
+      await send(small.url, 'DELETE', session.headers);
+    }
+  });
+
+  it('becomes a stream after streamAfter when nothing comes, and a client that drops it then resumes the answer', async () => {
+    const session = await initialize(gw.url, { version: '2025-11-25' });
+    try {
+      // No progress token: nothing but the response will come, after about 1.2 s.
+      const slow = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'tools/call',
+        params: { name: 'trigger-long-running-operation', arguments: { duration: 1.2, steps: 2 } },
+      });
+      const started = performance.now();
+      const call = await postSse(gw.url, session.headers, slow);
+      const priming = await call.waitFor(() => true);
+      const primedAfter = performance.now() - started;
+      expect(String(call.headers['content-type'])).toMatch(/^text\/event-stream/);
+      expect(priming.data).toBe('');
+      // Opened by the hold timer (100 ms), long before the response.
+      expect(primedAfter).toBeLessThan(1000);
+      expect(call.messages()).toEqual([]);
+      const primingId = call.ids[0]!;
+      call.abort(); // a disconnect is not a cancellation: the answer is kept
+      await call.done;
+
+      const resumed = await openSse(gw.url, 'GET', { ...session.headers, 'last-event-id': primingId });
+      await resumed.waitFor((_, m) => isResponseTo(m, 4), 20_000);
+      await resumed.done;
+      expect(resumed.messages().filter((m) => isResponseTo(m, 4))).toHaveLength(1);
+      expect(resumed.ids.filter((id) => id !== '').every((id) => streamOf(id) === streamOf(primingId))).toBe(
+        true,
+      );
+    } finally {
+      await send(gw.url, 'DELETE', session.headers);
+    }
   });
 });
 
@@ -232,11 +350,11 @@ describe('resuming a dropped POST stream', () => {
   });
 
   it("never replays another session's stream (answered like an expired one) and refuses what is not an event id of the gateway", async () => {
-    const owner = await initialize(gw.url);
-    const thief = await initialize(gw.url);
+    const owner = await initialize(streaming.url);
+    const thief = await initialize(streaming.url);
     try {
       const call = await postSse(
-        gw.url,
+        streaming.url,
         owner.headers,
         JSON.stringify({
           jsonrpc: '2.0',
@@ -249,26 +367,26 @@ describe('resuming a dropped POST stream', () => {
       const ownerId = call.ids[0]!;
       expect(ownerId).toMatch(EVENT_ID);
 
-      const stolen = await openSse(gw.url, 'GET', { ...thief.headers, 'last-event-id': ownerId });
+      const stolen = await openSse(streaming.url, 'GET', { ...thief.headers, 'last-event-id': ownerId });
       await stolen.waitFor((_e, m) => JSON.stringify(m ?? {}).includes('SB_EVENTS_LOST'));
       stolen.abort();
       expect(stolen.status).toBe(200);
       expect(JSON.stringify(stolen.messages())).not.toContain('secret');
 
       for (const bad of ['not-an-event-id', `${streamOf(ownerId)}.0`, `${streamOf(ownerId)}.99999999`]) {
-        const response = await openSse(gw.url, 'GET', { ...owner.headers, 'last-event-id': bad });
+        const response = await openSse(streaming.url, 'GET', { ...owner.headers, 'last-event-id': bad });
         response.abort();
         expect(response.status, bad).toBe(400);
       }
 
       // The owner itself resumes its (complete) stream from the priming event: the response again.
-      const own = await openSse(gw.url, 'GET', { ...owner.headers, 'last-event-id': ownerId });
+      const own = await openSse(streaming.url, 'GET', { ...owner.headers, 'last-event-id': ownerId });
       await own.done;
       expect(own.status).toBe(200);
       expect(JSON.stringify(own.messages())).toContain('secret');
     } finally {
-      await send(gw.url, 'DELETE', owner.headers);
-      await send(gw.url, 'DELETE', thief.headers);
+      await send(streaming.url, 'DELETE', owner.headers);
+      await send(streaming.url, 'DELETE', thief.headers);
     }
   });
 });
@@ -339,11 +457,11 @@ describe('the GET stream', () => {
 
 describe('what a Last-Event-ID tells about other sessions', () => {
   it("answers a Last-Event-ID of another session's stream as it answers one of no stream at all", async () => {
-    const owner = await initialize(gw.url);
-    const other = await initialize(gw.url);
+    const owner = await initialize(streaming.url);
+    const other = await initialize(streaming.url);
     try {
       const call = await postSse(
-        gw.url,
+        streaming.url,
         owner.headers,
         JSON.stringify({
           jsonrpc: '2.0',
@@ -356,14 +474,17 @@ describe('what a Last-Event-ID tells about other sessions', () => {
       const foreign = call.ids[0]!;
       const madeUp = `${'Q'.repeat(streamOf(foreign).length)}.${seqOf(foreign)}`;
       const statusOf = async (lastEventId: string) => {
-        const stream = await openSse(gw.url, 'GET', { ...other.headers, 'last-event-id': lastEventId });
+        const stream = await openSse(streaming.url, 'GET', {
+          ...other.headers,
+          'last-event-id': lastEventId,
+        });
         stream.abort();
         return stream.status;
       };
       expect(await statusOf(madeUp)).toBe(await statusOf(foreign));
     } finally {
-      await send(gw.url, 'DELETE', owner.headers);
-      await send(gw.url, 'DELETE', other.headers);
+      await send(streaming.url, 'DELETE', owner.headers);
+      await send(streaming.url, 'DELETE', other.headers);
     }
   });
 });

@@ -271,14 +271,19 @@ describe('lenient sessions', () => {
           jsonrpc: '2.0',
           id: 1,
           method: 'tools/call',
-          params: { name: 'echo', arguments: { message: 'hi' } },
+          // Progress before the response: the answer is a stream (a held one would be JSON).
+          params: {
+            name: 'trigger-long-running-operation',
+            arguments: { duration: 0.2, steps: 1 },
+            _meta: { progressToken: 'p' },
+          },
         },
         { 'mcp-session-id': chosen },
       );
       expect(sse.status).toBe(200);
       expect(headerOf(sse, 'content-type')).toMatch(/^text\/event-stream/);
       expect(headerOf(sse, 'mcp-session-id')).toBe(chosen);
-      expect(JSON.stringify(messagesOf(sse))).toContain('Echo: hi');
+      expect(JSON.stringify(messagesOf(sse))).toContain('Steps: 1');
       expect(await sessionCount(lenient.base)).toBe(before + 1);
     } finally {
       await deleteAll(lenient.url, [chosen]);

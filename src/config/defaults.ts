@@ -54,6 +54,7 @@ export const DEFAULTS: {
     allowedHosts: [],
     allowedOrigins: [],
     responseMode: 'auto',
+    streamAfterMs: 100,
     keepAliveMs: 15 * SECOND,
   },
   sessions: {

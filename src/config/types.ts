@@ -64,6 +64,11 @@ export interface ServerConfig {
   /** Origins accepted when a request carries `Origin` (loopback origins are accepted on a loopback bind). */
   readonly allowedOrigins: readonly string[];
   readonly responseMode: ResponseMode;
+  /**
+   * `auto` only: how long the answer to a request that may stream is held, to go as one JSON body,
+   * before the POST becomes an SSE stream (0: it streams at once, as `sse` does).
+   */
+  readonly streamAfterMs: number;
   /** Interval of SSE keep-alive comments (0: none). */
   readonly keepAliveMs: number;
 }

@@ -59,6 +59,7 @@ describe('defaults', () => {
         allowedHosts: [],
         allowedOrigins: [],
         responseMode: 'auto',
+        streamAfterMs: 100,
         keepAliveMs: 15_000,
       },
       sessions: {
@@ -132,6 +133,7 @@ describe('a complete file', () => {
       allowedHosts: ['Gateway.Internal:9000'],
       allowedOrigins: ['https://App.Example.com', 'http://localhost:6274/'],
       responseMode: 'sse',
+      streamAfter: '250ms',
       keepAlive: 0,
     },
     sessions: {
@@ -184,6 +186,7 @@ describe('a complete file', () => {
       allowedHosts: ['gateway.internal:9000'],
       allowedOrigins: ['https://app.example.com', 'http://localhost:6274'],
       responseMode: 'sse',
+      streamAfterMs: 250,
       keepAliveMs: 0,
     });
     expect(config.sessions).toEqual({
@@ -687,6 +690,12 @@ describe('server', () => {
     [{ responseMode: 'JSON' }, 'responseMode', '"JSON"', 'auto, json or sse (did you mean "json"?)'],
     [{ responseMode: 'stream' }, 'responseMode', '"stream"', 'auto, json or sse'],
     [
+      { streamAfter: '1 minute' },
+      'streamAfter',
+      '"1 minute"',
+      'a unit ms, s, m, h or d after the number, not "minute"; 0 disables',
+    ],
+    [
       { keepAlive: '-1s' },
       'keepAlive',
       '"-1s"',
@@ -857,7 +866,7 @@ describe('unknown keys', () => {
       path: 'server.prot',
       found: 'an unknown key',
       expected:
-        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, keepAlive (did you mean "port"?)',
+        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
       'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',

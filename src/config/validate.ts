@@ -61,7 +61,16 @@ export const CONFIG_KEYS = {
     'audit',
     'space',
   ],
-  server: ['host', 'port', 'maxBodyBytes', 'allowedHosts', 'allowedOrigins', 'responseMode', 'keepAlive'],
+  server: [
+    'host',
+    'port',
+    'maxBodyBytes',
+    'allowedHosts',
+    'allowedOrigins',
+    'responseMode',
+    'streamAfter',
+    'keepAlive',
+  ],
   sessions: [
     'mode',
     'idleTimeout',
@@ -147,6 +156,7 @@ function readServer(c: Checker, raw: unknown): ServerConfig {
     allowedHosts: c.list(f, p, 'allowedHosts', d.allowedHosts, (v, at) => c.allowedHost(v, at)),
     allowedOrigins: c.list(f, p, 'allowedOrigins', d.allowedOrigins, (v, at) => c.origin(v, at)),
     responseMode: c.choice(f, p, 'responseMode', ['auto', 'json', 'sse'], d.responseMode),
+    streamAfterMs: c.duration(f, p, 'streamAfter', d.streamAfterMs, true),
     keepAliveMs: c.duration(f, p, 'keepAlive', d.keepAliveMs, true),
   };
 }

@@ -305,6 +305,7 @@ server:
   allowedHosts: [gw.internal:9100]
   allowedOrigins: [https://app.example.com]
   responseMode: sse
+  streamAfter: 250ms
   keepAlive: 20s
 sessions:
   idleTimeout: 10m

@@ -251,6 +251,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
       allowedHosts: server.allowedHosts.map(e),
       allowedOrigins: server.allowedOrigins.map(e),
       responseMode: server.responseMode,
+      streamAfter: dur(server.streamAfterMs),
       keepAlive: dur(server.keepAliveMs),
     },
     sessions: {

@@ -416,7 +416,9 @@ export class LegacyEndpoint {
   #mode(messages: readonly JsonRpcMessage[]): ResponseMode {
     const configured = this.#o.server.responseMode;
     if (configured !== 'auto') return configured;
-    // SSE when something may come before the response: progress, or a tool that may ask the client.
+    // Held when something may come before the response (progress, or a tool that may ask the
+    // client): one JSON body if the response comes first, within `streamAfter`, else a stream.
+    const streaming: ResponseMode = this.#o.server.streamAfterMs > 0 ? 'hold' : 'sse';
     for (const message of messages) {
       if (!('method' in message) || !('id' in message)) continue;
       if (
@@ -424,9 +426,9 @@ export class LegacyEndpoint {
         message.method === 'prompts/get' ||
         message.method === 'resources/read'
       )
-        return 'sse';
+        return streaming;
       const params = message.params as { _meta?: { progressToken?: unknown } } | undefined;
-      if (params?._meta?.progressToken !== undefined) return 'sse';
+      if (params?._meta?.progressToken !== undefined) return streaming;
     }
     return 'json';
   }
@@ -611,6 +613,7 @@ export class LegacyEndpoint {
       retryMs: o.resumability.retryMs,
       now: Date.now,
       maxStreams: o.sessions.maxStreamsPerSession,
+      holdMs: o.server.streamAfterMs,
     });
     o.router.openSession({
       key,
