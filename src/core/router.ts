@@ -20,7 +20,7 @@ import { newEnvelopeId } from '../meup/ids.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
-import { resultTextOf } from '../protocol/jsonrpc/result-text.js';
+import { resultTextOffset } from '../protocol/jsonrpc/result-text.js';
 import {
   idKey,
   isRequest,
@@ -265,6 +265,11 @@ interface LinkRecord {
   state: LinkState;
   downReason?: string;
   queue: { json: string; message: JsonRpcMessage }[];
+}
+
+/** A tool result that says `isError: true` (the tool's own failure, not a JSON-RPC error). */
+function isErrorResult(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && (result as { isError?: unknown }).isError === true;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -939,7 +944,11 @@ export class Router {
   #sendResponse(ending: Ending, response: JsonRpcResponse): void {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') return;
-    const json = this.#deliver(
+    const json = JSON.stringify(response);
+    // Where the result is in the delivered text: the ledger hashes that slice instead of
+    // serialising the result again, and the trace digests it without parsing the text.
+    const resultAt = 'result' in response ? resultTextOffset(json, response) : undefined;
+    this.#deliver(
       call.session,
       response,
       { kind: 'response', request: call.request.id },
@@ -949,14 +958,14 @@ export class Router {
         context: call.context,
         receivedAt: call.receivedAt,
         ...(upstream === undefined ? {} : { upstream }),
+        ...(resultAt === undefined
+          ? {}
+          : { resultAt, resultIsError: isErrorResult((response as { result: unknown }).result) }),
       },
+      json,
     );
-    // Only when an interceptor may read it later (the ledger hashes it instead of serialising the
-    // result again); a slice of the delivered text, not a copy.
-    if (call.info !== undefined && 'result' in response) {
-      const text = resultTextOf(json, response);
-      if (text !== undefined) call.resultText = text;
-    }
+    // Only when an interceptor may read it later; a slice of the delivered text, not a copy.
+    if (call.info !== undefined && resultAt !== undefined) call.resultText = json.slice(resultAt, -1);
   }
 
   #clientNotification(
@@ -1871,9 +1880,11 @@ export class Router {
       context: string;
       receivedAt: number;
       upstream?: string;
+      resultAt?: number;
+      resultIsError?: boolean;
     },
-  ): string {
-    const json = JSON.stringify(message);
+    json: string = JSON.stringify(message),
+  ): void {
     try {
       session.port.send(json, message, delivery);
     } catch (error) {
@@ -1897,8 +1908,10 @@ export class Router {
       correlation: trace.correlation,
       sentAt: wallNow(),
       ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
+      ...(trace.resultAt === undefined
+        ? {}
+        : { resultAt: trace.resultAt, resultIsError: trace.resultIsError === true }),
     });
-    return json;
   }
 
   #sendToLink(
@@ -1979,6 +1992,8 @@ export class Router {
     correlation?: readonly string[];
     sentAt?: number;
     upstream?: string;
+    resultAt?: number;
+    resultIsError?: boolean;
   }): void {
     if (!this.#taps.wants(params.message)) return;
     const session = params.session;
@@ -2007,6 +2022,8 @@ export class Router {
         transport: params.transport,
         upstream: params.upstream,
         payloadJson: params.raw,
+        resultAt: params.resultAt,
+        resultIsError: params.resultIsError,
         receivedAt: params.receivedAt,
         sentAt: params.sentAt,
       }),

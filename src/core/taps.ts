@@ -37,6 +37,14 @@ export interface HopEvent {
   readonly upstream?: string;
   /** `JSON.stringify(message)`, when the gateway already had it. */
   readonly payloadJson?: string;
+  /**
+   * For a response `{jsonrpc, id, result}` the gateway serialised itself: where
+   * `JSON.stringify(result)` starts in `payloadJson` (it ends before the last character), so that a
+   * tap can read or hash the result without parsing the text again (`result-text.ts`).
+   */
+  readonly resultAt?: number;
+  /** With `resultAt`: the result says `isError: true` (a tool's own failure). */
+  readonly resultIsError?: boolean;
   /** Epoch ms (fractional) the gateway read the message. */
   readonly receivedAt: number;
   /** Epoch ms (fractional) the gateway wrote it to the next hop. */
@@ -80,6 +88,8 @@ export interface HopFields {
   readonly transport: TransportContext;
   readonly upstream?: string | undefined;
   readonly payloadJson?: string | undefined;
+  readonly resultAt?: number | undefined;
+  readonly resultIsError?: boolean | undefined;
   readonly receivedAt: number;
   readonly sentAt?: number | undefined;
 }
@@ -100,6 +110,8 @@ export class LazyHopEvent implements HopEvent {
   readonly transport: TransportContext;
   readonly upstream?: string;
   readonly payloadJson?: string;
+  readonly resultAt?: number;
+  readonly resultIsError?: boolean;
   readonly receivedAt: number;
   readonly sentAt?: number;
   readonly #sessionContext: HopSession | undefined;
@@ -119,6 +131,10 @@ export class LazyHopEvent implements HopEvent {
     this.transport = fields.transport;
     if (fields.upstream !== undefined) this.upstream = fields.upstream;
     if (fields.payloadJson !== undefined) this.payloadJson = fields.payloadJson;
+    if (fields.resultAt !== undefined) {
+      this.resultAt = fields.resultAt;
+      this.resultIsError = fields.resultIsError === true;
+    }
     this.receivedAt = fields.receivedAt;
     if (fields.sentAt !== undefined) this.sentAt = fields.sentAt;
     this.#sessionContext = fields.sessionContext;

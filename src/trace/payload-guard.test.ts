@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../audit/redaction.js';
+import { resultTextOffset } from '../protocol/jsonrpc/result-text.js';
 import { type GuardedHop, isOmittedOutput, PayloadGuard } from './payload-guard.js';
 
 const hop = (over: Partial<GuardedHop> & { payload: unknown }): GuardedHop => ({
@@ -85,6 +86,116 @@ describe('PayloadGuard: output bodies', () => {
     expect(JSON.parse(small.text(hop({ payload: { password: 'a long enough secret' } })))).toMatchObject({
       _truncated: true,
     });
+  });
+});
+
+describe('PayloadGuard: an answer whose result is at a known place', () => {
+  const ids = fc.oneof(
+    fc.integer(),
+    fc.string(),
+    fc.constantFrom('ghp_abcdefghijklmnopqrstuvwxyz0123456789'),
+  );
+  const results = fc.oneof(
+    fc.jsonValue(),
+    fc.record({
+      content: fc.array(fc.record({ type: fc.constant('text'), text: fc.string() }), { maxLength: 3 }),
+      isError: fc.boolean(),
+    }),
+    fc.constantFrom({ content: [], isError: true }, { token: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789' }),
+  );
+  /** What an upstream may have written for a response with this id and result. */
+  const upstreamText = (id: unknown, result: unknown): fc.Arbitrary<string> =>
+    fc.constantFrom(
+      JSON.stringify({ jsonrpc: '2.0', id, result }),
+      JSON.stringify({ result, jsonrpc: '2.0', id }),
+      JSON.stringify({ jsonrpc: '2.0', id, result }, null, 1),
+      JSON.stringify({ jsonrpc: '2.0', id, result, extra: 1 }),
+      `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result, null, 1)}}`,
+    );
+
+  it('stores exactly what the general path stores, for both hops of the answer (property)', () => {
+    fc.assert(
+      fc.property(
+        ids,
+        ids,
+        results,
+        fc.boolean(),
+        fc.integer({ min: 64, max: 4096 }),
+        (clientId, upstreamId, result, operatorRule, maxPayloadBytes) => {
+          const options = operatorRule
+            ? { maxPayloadBytes, redact: { patterns: ['[0-9]{3}'] } }
+            : { maxPayloadBytes };
+          return fc.assert(
+            fc.property(upstreamText(upstreamId, result), (upstreamJson) => {
+              const clientResponse = { jsonrpc: '2.0', id: clientId, result };
+              const clientJson = JSON.stringify(clientResponse);
+              const resultAt = resultTextOffset(clientJson, clientResponse);
+              expect(resultAt).toBeDefined();
+              const resultIsError =
+                typeof result === 'object' &&
+                result !== null &&
+                (result as { isError?: unknown }).isError === true;
+              const delivered = { json: clientJson, resultAt: resultAt as number, resultIsError };
+              const known = new PayloadGuard(options);
+              const general = new PayloadGuard(options);
+              const request = hop({
+                payload: { jsonrpc: '2.0', id: clientId, method: 'tools/call' },
+                kind: 'mcp/request',
+                method: 'tools/call',
+                context: 's/c1',
+              });
+              known.text(request);
+              general.text(request);
+              const upstream = {
+                payload: JSON.parse(upstreamJson) as unknown,
+                json: upstreamJson,
+                kind: 'mcp/response',
+                method: null,
+                context: 's/c1',
+                to: ['gateway'],
+              };
+              expect(known.text({ ...upstream, sameResultAs: delivered, rpcId: upstreamId })).toBe(
+                general.text(upstream),
+              );
+              const answer = {
+                payload: clientResponse,
+                json: clientJson,
+                kind: 'mcp/response',
+                method: null,
+                context: 's/c1',
+                to: ['client-s'],
+              };
+              expect(known.text({ ...answer, resultAt, resultIsError })).toBe(general.text(answer));
+            }),
+            { numRuns: 5 },
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('digests the delivered result once for both hops, and never uses another result', () => {
+    const guard = new PayloadGuard();
+    guard.text(hop({ payload: {}, kind: 'mcp/request', method: 'tools/call', context: 's/c1' }));
+    const clientJson = '{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a"}]}}';
+    const delivered = { json: clientJson, resultAt: 33, resultIsError: false };
+    const other = '{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"b"}]}}';
+    const stored = JSON.parse(
+      guard.text({
+        payload: JSON.parse(other),
+        json: other,
+        kind: 'mcp/response',
+        method: null,
+        context: 's/c1',
+        to: ['gateway'],
+        sameResultAs: delivered,
+        rpcId: 3,
+      }),
+    );
+    // The upstream said "b", the delivered answer "a": the upstream hop's digest is of its own result.
+    expect(stored.result.sha256).toBe(sha('{"content":[{"type":"text","text":"b"}]}'));
+    expect(stored.id).toBe(3);
   });
 });
 

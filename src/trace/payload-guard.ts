@@ -18,7 +18,7 @@
  * the answer (upstream to gateway, gateway to client) lose their body. It runs where the rows are
  * built — in the trace worker for the gateway's store — never on the forwarding path.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { createRedactor, createSecretKeyTest, type Redactor } from '../audit/redaction.js';
 import { MAYBE_SECRET } from '../audit/secret-patterns.js';
 import { isClientParticipant } from '../core/trace-mapping.js';
@@ -69,7 +69,31 @@ export interface GuardedHop {
   readonly method: string | null;
   readonly context: string | null;
   readonly to: string | readonly string[] | undefined;
+  /**
+   * For a response the gateway serialised itself (`{jsonrpc, id, result}`): where the result's
+   * own JSON text starts in `json` (it ends before the last character). See `result-text.ts`.
+   */
+  readonly resultAt?: number;
+  /** With `resultAt`: the result says `isError: true`. */
+  readonly resultIsError?: boolean;
+  /**
+   * For an upstream's response: the answer the gateway delivered from it, with its result's place.
+   * The upstream's text is checked to be that same result before the answer's digest is used.
+   */
+  readonly sameResultAs?: DeliveredResult;
+  /** The message's JSON-RPC id, when `json` is given (for `sameResultAs`). */
+  readonly rpcId?: unknown;
 }
+
+/** A delivered answer's JSON text and where its result is in it. */
+export interface DeliveredResult {
+  readonly json: string;
+  readonly resultAt: number;
+  readonly resultIsError: boolean;
+}
+
+/** How an upstream's response with its result first starts. */
+const RESULT_FIRST = '{"result":';
 
 /** One JSON string token, and the colon after it when it is a member name. */
 const JSON_STRING = /"((?:[^"\\]|\\.)*)"(\s*:)?/g;
@@ -83,6 +107,8 @@ export class PayloadGuard {
   readonly #alwaysRedact: boolean;
   /** Contexts of output calls seen as requests whose answer has not gone to the client yet. */
   readonly #openCalls = new Set<string>();
+  /** The last result digested: both hops of an answer are usually digested one after the other. */
+  #digested: { json: string; resultAt: number; bytes: number; sha256: string } | undefined;
 
   constructor(options: TracePayloadOptions = {}) {
     this.mode = options.mode ?? 'redacted';
@@ -113,6 +139,10 @@ export class PayloadGuard {
       return { text, changed: replaced };
     }
     const output = this.#isOutput(hop);
+    if (output && hop.json !== undefined) {
+      const omitted = this.#omittedAtPlace(hop, hop.json);
+      if (omitted !== undefined) return { text: omitted, changed: true };
+    }
     const stored = storedPayloadText(hop.payload, hop.json, this.maxPayloadBytes);
     // A marker (too large, or not JSON) holds a size and a digest only.
     if (stored.replaced) return { text: stored.text, changed: true };
@@ -165,6 +195,72 @@ export class PayloadGuard {
 
   #redactedText(message: unknown): string {
     return storedPayloadText(this.#redactor(message), undefined, this.maxPayloadBytes).text;
+  }
+
+  /**
+   * {@link #withoutOutput} of an answer whose result's place in its text is known, without parsing
+   * the text or serialising the result again; the same text, or undefined to take the general
+   * path. Known for the gateway's own answer (`resultAt`); for the upstream's response it was
+   * built from (`sameResultAs`), only when the upstream's text is `{"jsonrpc":"2.0","id":<its
+   * id>,"result":<R>}` or `{"result":<R>,"jsonrpc":"2.0","id":<its id>}` where `<R>` is exactly
+   * the delivered result's text (so the text has those three members and no other): any other
+   * member, order or spacing takes the general path. Either way the digest is of `JSON.stringify(result)`,
+   * as there, and what is left is scanned as there.
+   */
+  #omittedAtPlace(hop: GuardedHop, json: string): string | undefined {
+    // A payload over the limit becomes the size marker on the general path.
+    if (json.length * 3 > this.maxPayloadBytes && Buffer.byteLength(json, 'utf8') > this.maxPayloadBytes)
+      return undefined;
+    let text: string;
+    if (hop.resultAt !== undefined) {
+      const place = { json, resultAt: hop.resultAt, resultIsError: hop.resultIsError === true };
+      text = `${json.slice(0, hop.resultAt)}${this.#omittedJson(place)}}`;
+    } else {
+      const same = hop.sameResultAs;
+      const id = hop.rpcId;
+      if (same === undefined || (typeof id !== 'string' && typeof id !== 'number')) return undefined;
+      const body = same.json.slice(same.resultAt, -1);
+      const idJson = JSON.stringify(id);
+      const head = `{"jsonrpc":"2.0","id":${idJson},"result":`;
+      // Either order JSON.stringify gives these members: the result last (this gateway, most
+      // servers) or first (the official SDKs).
+      const tail = `,"jsonrpc":"2.0","id":${idJson}}`;
+      let at: number;
+      if (json.length === head.length + body.length + 1 && json.startsWith(head) && json.endsWith('}'))
+        at = head.length;
+      else if (
+        json.length === RESULT_FIRST.length + body.length + tail.length &&
+        json.startsWith(RESULT_FIRST) &&
+        json.endsWith(tail)
+      )
+        at = RESULT_FIRST.length;
+      else return undefined;
+      if (json.slice(at, at + body.length) !== body) return undefined;
+      // What the general path writes: the members but `result` in their order (`jsonrpc`, `id`),
+      // then the marker.
+      text = `${head}${this.#omittedJson(same)}}`;
+    }
+    return this.#mayHoldSecret(text) ? undefined : text;
+  }
+
+  /** `JSON.stringify` of the {@link OmittedOutput} of a delivered result. */
+  #omittedJson(place: DeliveredResult): string {
+    const digest = this.#digest(place);
+    return `{"_omitted":"output","bytes":${digest.bytes},"sha256":"${digest.sha256}"${place.resultIsError ? ',"isError":true' : ''}}`;
+  }
+
+  #digest(place: DeliveredResult): { bytes: number; sha256: string } {
+    const last = this.#digested;
+    if (last !== undefined && last.json === place.json && last.resultAt === place.resultAt) return last;
+    const body = place.json.slice(place.resultAt, -1);
+    const digest = {
+      json: place.json,
+      resultAt: place.resultAt,
+      bytes: Buffer.byteLength(body, 'utf8'),
+      sha256: hash('sha256', body, 'hex'),
+    };
+    this.#digested = digest;
+    return digest;
   }
 
   /** `text` (a response) with its result replaced by an {@link OmittedOutput}, the rest redacted. */

@@ -21,6 +21,10 @@ export interface TraceHop {
   readonly payload: Readonly<Record<string, unknown>>;
   /** Exactly `JSON.stringify(payload)`, when the transport had it. */
   readonly payloadJson?: string;
+  /** See `HopEvent.resultAt`: where the result's own JSON text starts in `payloadJson`. */
+  readonly resultAt?: number;
+  /** With `resultAt`: the result says `isError: true`. */
+  readonly resultIsError?: boolean;
   readonly direction: Direction;
   readonly transport: TransportKind;
   readonly upstream?: string;

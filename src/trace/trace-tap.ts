@@ -33,7 +33,13 @@ export function traceTap(sink: TraceSink): Tap {
       if (event.correlationId !== undefined) hop.correlationId = event.correlationId;
       if (event.upstream !== undefined) hop.upstream = event.upstream;
       if (event.sentAt !== undefined) hop.sentAt = event.sentAt;
-      if (event.payloadJson !== undefined) hop.payloadJson = event.payloadJson;
+      if (event.payloadJson !== undefined) {
+        hop.payloadJson = event.payloadJson;
+        if (event.resultAt !== undefined) {
+          hop.resultAt = event.resultAt;
+          hop.resultIsError = event.resultIsError === true;
+        }
+      }
       sink.recordHop(hop);
     },
   };

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createIdGenerator } from '../meup/ids.js';
 import { PayloadGuard } from './payload-guard.js';
 import { traceHopOf } from './trace-hop.js';
@@ -46,5 +46,38 @@ describe('trace-wire', () => {
     expect(decodeHops(slots, new PayloadGuard())).toEqual(
       hops.flatMap((h) => decodeHops(encodeHops([h]), oneByOne)),
     );
+  });
+
+  it('stores an answer whose result place is known, and the upstream response it names, as without it', () => {
+    const next = createIdGenerator();
+    const plain = toolCallChain(next).records.map(traceHopOf);
+    // The records' payloads as the router would have written them: JSON text, and for the
+    // delivered answer (the last hop, naming the upstream's response) where its result starts.
+    const withJson = plain.map((h) => ({ ...h, payloadJson: JSON.stringify(h.payload) }));
+    const answer = withJson.at(-1) as (typeof withJson)[0];
+    const known = [
+      ...withJson.slice(0, -1),
+      {
+        ...answer,
+        correlationId: [...(answer.correlationId ?? []), (withJson[3] as (typeof withJson)[0]).id],
+      },
+    ];
+    const unknown = known.map((h) => ({ ...h }));
+    const last = known.at(-1) as (typeof known)[0];
+    known[known.length - 1] = {
+      ...last,
+      resultAt: '{"jsonrpc":"2.0","id":7,"result":'.length,
+      resultIsError: false,
+    };
+    const parse = vi.spyOn(JSON, 'parse');
+    const rows = decodeHops(encodeHops(known), new PayloadGuard());
+    const parsedKnown = parse.mock.calls.length;
+    expect(rows).toEqual(decodeHops(encodeHops(unknown), new PayloadGuard()));
+    // Neither hop of the answer was parsed when the result's place was known.
+    expect(parse.mock.calls.length - parsedKnown).toBe(parsedKnown + 2);
+    parse.mockRestore();
+    // Both hops of the answer lost the body.
+    expect(rows[3]?.params[16]).toContain('"_omitted":"output"');
+    expect(rows[4]?.params[16]).toContain('"_omitted":"output"');
   });
 });

@@ -10,13 +10,13 @@
 
 import { isoTimestamp } from '../meup/iso-timestamp.js';
 import { MEUP_PROTOCOL } from '../meup/types.js';
-import type { PayloadGuard } from './payload-guard.js';
+import type { DeliveredResult, GuardedHop, PayloadGuard } from './payload-guard.js';
 import type { EnvelopeParams, StoredEnvelope } from './sqlite-trace-store.js';
 import { rpcIdText, storedPayloadText } from './stored-payload.js';
 import type { TraceHop } from './trace-hop.js';
 
 /** Slots per hop in an encoded batch. */
-export const HOP_STRIDE = 18;
+export const HOP_STRIDE = 19;
 
 /**
  * The slots of `hops`. The fields that repeat from hop to hop (session, kind, participants,
@@ -65,6 +65,12 @@ export function encodeHops(hops: readonly TraceHop[]): unknown[] {
       h.sentAt,
       h.ts,
       word(h.protocol),
+      // Where the result starts in the JSON text, negated for a tool failure (it is never 0).
+      h.resultAt === undefined || json === undefined
+        ? undefined
+        : h.resultIsError === true
+          ? -h.resultAt
+          : h.resultAt,
     );
   }
   return out;
@@ -117,6 +123,7 @@ export function decodeHops(
     if (typeof value === 'string') words.push(value);
     return value as string | undefined;
   };
+  const answers = deliveredAnswers(slots);
   for (let k = 0; k + HOP_STRIDE <= slots.length; k += HOP_STRIDE) {
     // In slot order, as they were numbered.
     const session = word(slots[k + 1]);
@@ -149,6 +156,26 @@ export function decodeHops(
     const receivedAt = slots[k + 14] as number;
     const sentAt = slots[k + 15] as number | undefined;
     const ts = slots[k + 16] as string | undefined;
+    const guarded: { -readonly [K in keyof GuardedHop]: GuardedHop[K] } = {
+      payload,
+      json,
+      kind: text(kind),
+      method,
+      context: context ?? null,
+      to,
+    };
+    if (json !== undefined) {
+      const result = resultOf(slots[k + 18], json);
+      if (result !== undefined) {
+        guarded.resultAt = result.resultAt;
+        guarded.resultIsError = result.resultIsError;
+      }
+      const answer = answers?.get(slots[k] as string);
+      if (answer !== undefined) {
+        guarded.rpcId = slots[k + 10];
+        guarded.sameResultAs = answer;
+      }
+    }
     const params: EnvelopeParams = [
       text(slots[k]),
       text(session),
@@ -166,9 +193,34 @@ export function decodeHops(
       upstream ?? null,
       receivedAt,
       sentAt ?? null,
-      payloads.text({ payload, json, kind: text(kind), method, context: context ?? null, to }),
+      payloads.text(guarded),
     ];
     rows.push({ params, targets });
   }
   return rows;
+}
+
+/** The result slot of a hop (see `encodeHops`) as an offset and a failure flag. */
+function resultOf(slot: unknown, json: string): DeliveredResult | undefined {
+  if (typeof slot !== 'number' || slot === 0) return undefined;
+  return { json, resultAt: Math.abs(slot), resultIsError: slot < 0 };
+}
+
+/**
+ * The answers of this batch that the gateway delivered with their result's place known, by the
+ * envelope ids they name (`correlation_id`): an upstream's response is named by the answer built
+ * from it, which carries the same result, so its digest can be taken from there.
+ */
+function deliveredAnswers(slots: readonly unknown[]): Map<string, DeliveredResult> | undefined {
+  let answers: Map<string, DeliveredResult> | undefined;
+  for (let k = 0; k + HOP_STRIDE <= slots.length; k += HOP_STRIDE) {
+    const json = slots[k + 7];
+    if (typeof json !== 'string') continue;
+    const result = resultOf(slots[k + 18], json);
+    const named = slots[k + 5] as readonly string[] | undefined;
+    if (result === undefined || named === undefined) continue;
+    answers ??= new Map();
+    for (const id of named) answers.set(id, result);
+  }
+  return answers;
 }

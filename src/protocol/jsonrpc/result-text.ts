@@ -13,6 +13,16 @@
 
 /** `JSON.stringify(response.result)`, read from `text` = `JSON.stringify(response)`; see above. */
 export function resultTextOf(text: string, response: object): string | undefined {
+  const at = resultTextOffset(text, response);
+  return at === undefined ? undefined : text.slice(at, -1);
+}
+
+/**
+ * Where {@link resultTextOf}'s slice starts in `text` (it ends before the last character), so that
+ * the text and the offset can travel together without the slice; undefined when there is no exact
+ * slice.
+ */
+export function resultTextOffset(text: string, response: object): number | undefined {
   const keys = Object.keys(response);
   if (keys.length !== 3 || keys[0] !== 'jsonrpc' || keys[1] !== 'id' || keys[2] !== 'result')
     return undefined;
@@ -20,5 +30,5 @@ export function resultTextOf(text: string, response: object): string | undefined
   if (typeof jsonrpc !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) return undefined;
   const prefix = `{"jsonrpc":${JSON.stringify(jsonrpc)},"id":${JSON.stringify(id)},"result":`;
   if (text.length <= prefix.length + 1 || !text.startsWith(prefix) || !text.endsWith('}')) return undefined;
-  return text.slice(prefix.length, -1);
+  return prefix.length;
 }
