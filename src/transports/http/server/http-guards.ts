@@ -21,6 +21,18 @@ export function hostName(hostHeader: string): string {
   return colon > 0 ? value.slice(0, colon) : value;
 }
 
+/** The configured hosts, lower-cased, as a set: built once per list (a config's lists never change). */
+const HOST_SETS = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+function allowedHostSet(hosts: readonly string[]): ReadonlySet<string> {
+  let set = HOST_SETS.get(hosts);
+  if (set === undefined) {
+    set = new Set(hosts.map((h) => h.toLowerCase()));
+    HOST_SETS.set(hosts, set);
+  }
+  return set;
+}
+
 /**
  * DNS rebinding: a page on `evil.example` that resolves to 127.0.0.1 reaches a loopback server with
  * `Host: evil.example`. On a loopback bind only loopback names (and configured extras) are served.
@@ -30,7 +42,7 @@ export function checkHost(
   hostHeader: string | undefined,
   options: { bindHost: string; allowedHosts: readonly string[] },
 ): string | undefined {
-  const allowed = new Set(options.allowedHosts.map((h) => h.toLowerCase()));
+  const allowed = allowedHostSet(options.allowedHosts);
   if (!isLoopbackBind(options.bindHost) && allowed.size === 0) return undefined;
   if (hostHeader === undefined || hostHeader.length === 0) return 'missing Host header';
   const name = hostName(hostHeader);
@@ -83,11 +95,28 @@ function mediaRanges(accept: string): MediaRange[] {
   });
 }
 
+/**
+ * Parsed `Accept` values by text: a client sends the same one with every request. Bounded, since
+ * the text is the client's: past the bound it starts over.
+ */
+const RANGES = new Map<string, readonly MediaRange[]>();
+const RANGES_KEPT = 64;
+
+function rangesOf(accept: string): readonly MediaRange[] {
+  let ranges = RANGES.get(accept);
+  if (ranges === undefined) {
+    ranges = mediaRanges(accept);
+    if (RANGES.size >= RANGES_KEPT) RANGES.clear();
+    RANGES.set(accept, ranges);
+  }
+  return ranges;
+}
+
 /** Whether `accept` admits `mediaType` (wildcards honoured, q=0 excluded). */
 export function accepts(accept: string | undefined, mediaType: string): boolean {
   if (!accept) return false;
   const [major] = mediaType.split('/');
-  return mediaRanges(accept).some(
+  return rangesOf(accept).some(
     (r) => r.q > 0 && (r.type === mediaType || r.type === '*/*' || r.type === `${major}/*`),
   );
 }
@@ -95,5 +124,6 @@ export function accepts(accept: string | undefined, mediaType: string): boolean 
 /** `application/json`, with or without parameters (charset). */
 export function isJsonContentType(contentType: string | undefined): boolean {
   if (!contentType) return false;
+  if (contentType === 'application/json') return true;
   return contentType.split(';')[0]!.trim().toLowerCase() === 'application/json';
 }

@@ -33,8 +33,8 @@ import { parseEventId } from '../events/event-id.js';
 import type { EventStore } from '../events/event-store.js';
 import { accepts, isJsonContentType } from './http-guards.js';
 import { HttpSession, type ResponseMode } from './http-session.js';
-import { readBody } from './read-body.js';
-import { sendJsonRpcError } from './responses.js';
+import { type BodyResult, readBodyThen } from './read-body.js';
+import { answerInternalError, sendJsonRpcError } from './responses.js';
 import type { SessionRegistry } from './session-registry.js';
 
 /** What the deployment does when a session starts and ends (routing state, upstream connections). */
@@ -86,14 +86,18 @@ export class LegacyEndpoint {
     this.#o = options;
   }
 
-  async handle(request: EndpointRequest): Promise<void> {
+  /** Serves one request; a POST goes on once its body is read. Never throws for a POST's body. */
+  handle(request: EndpointRequest): void {
     switch (request.req.method) {
       case 'POST':
-        return this.#post(request);
+        this.#post(request);
+        return;
       case 'GET':
-        return this.#get(request);
+        this.#get(request);
+        return;
       case 'DELETE':
-        return this.#delete(request);
+        this.#delete(request);
+        return;
       default:
         request.res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
     }
@@ -101,8 +105,9 @@ export class LegacyEndpoint {
 
   // ------------------------------------------------------------------ POST
 
-  async #post({ req, res, endpoint, principal, roles, path }: EndpointRequest): Promise<void> {
+  #post(request: EndpointRequest): void {
     const o = this.#o;
+    const { req, res } = request;
     if (!isJsonContentType(header(req, 'content-type'))) {
       sendJsonRpcError(
         res,
@@ -122,10 +127,20 @@ export class LegacyEndpoint {
       );
       return;
     }
+    readBodyThen(req, o.server.maxBodyBytes, (body) => {
+      try {
+        this.#postBody(request, body);
+      } catch (error) {
+        answerInternalError(res, error, req.url, o.logger, o.metrics);
+      }
+    });
+  }
+
+  #postBody({ req, res, endpoint, principal, roles, path }: EndpointRequest, body: BodyResult): void {
+    const o = this.#o;
     const versionHeader = header(req, 'mcp-protocol-version');
     const legacyHeader =
       versionHeader === undefined || (isKnownRevision(versionHeader) && eraOf(versionHeader) === 'legacy');
-    const body = await readBody(req, o.server.maxBodyBytes);
     if (body.kind === 'too-large') {
       o.metrics.inc('http_rejected_total', { reason: 'too-large' });
       sendJsonRpcError(

@@ -19,9 +19,9 @@ import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import type { EventStore } from '../events/event-store.js';
 import { formatComment } from '../sse/sse-writer.js';
 import { checkHost, checkOrigin } from './http-guards.js';
-import { LegacyEndpoint, type SessionHooks } from './legacy-endpoint.js';
+import { type EndpointRequest, LegacyEndpoint, type SessionHooks } from './legacy-endpoint.js';
 import { ModernEndpoint, type ModernEndpointOptions } from './modern/modern-endpoint.js';
-import { sendJsonRpcError } from './responses.js';
+import { answerInternalError, sendJsonRpcError } from './responses.js';
 import { SessionRegistry } from './session-registry.js';
 
 export type AuthOutcome =
@@ -104,14 +104,13 @@ export class McpHttpServer {
       gatewayVersion: options.gatewayVersion,
     });
     this.#server = createServer((req, res) => {
-      this.#handle(req, res).catch((error: unknown) => {
-        options.logger.error(
-          { err: error instanceof Error ? error.stack : String(error), url: req.url },
-          'HTTP request failed',
-        );
-        options.metrics.inc('http_internal_errors_total');
-        sendJsonRpcError(res, 500, JsonRpcCode.InternalError, 'Internal error in the gateway');
-      });
+      const fail = (error: unknown): void =>
+        answerInternalError(res, error, req.url, options.logger, options.metrics);
+      try {
+        this.#handle(req, res)?.catch(fail);
+      } catch (error) {
+        fail(error);
+      }
     });
     // Long-lived SSE responses must not be cut by Node's request timeout.
     this.#server.requestTimeout = 0;
@@ -165,7 +164,12 @@ export class McpHttpServer {
     return ended;
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * One HTTP request. Synchronous up to the endpoint on the common path (no extra route, no
+   * authentication to await): with the request scope's `AsyncLocalStorage` on, every promise a
+   * request makes costs hooks. Answers whatever it cannot serve.
+   */
+  #handle(req: IncomingMessage, res: ServerResponse): Promise<void> | undefined {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const path = query >= 0 ? url.slice(0, query) : url;
@@ -178,7 +182,7 @@ export class McpHttpServer {
     if (hostProblem) {
       this.#o.metrics.inc('http_rejected_total', { reason: 'host' });
       sendJsonRpcError(res, 403, JsonRpcCode.InvalidRequest, `Forbidden: ${hostProblem}`);
-      return;
+      return undefined;
     }
     const origin = req.headers.origin;
     const originProblem = checkOrigin(Array.isArray(origin) ? origin[0] : origin, {
@@ -188,7 +192,7 @@ export class McpHttpServer {
     if (originProblem) {
       this.#o.metrics.inc('http_rejected_total', { reason: 'origin' });
       sendJsonRpcError(res, 403, JsonRpcCode.InvalidRequest, `Forbidden: ${originProblem}`);
-      return;
+      return undefined;
     }
 
     let endpoint: string | undefined;
@@ -205,38 +209,54 @@ export class McpHttpServer {
         if (this.#upstreams.has(name)) endpoint = name;
       }
     }
-    if (endpoint === undefined) {
-      if (path === '/health' && req.method === 'GET') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: 'ok', sessions: this.#registry.size }));
-        return;
-      }
-      for (const route of this.#o.routes ?? []) if (await route(req, res, path)) return;
-      sendJsonRpcError(
-        res,
-        404,
-        JsonRpcCode.InvalidRequest,
-        `Not Found: ${path.slice(0, 200)} (MCP endpoints: /mcp, /servers/<name>/mcp)`,
-      );
+    if (endpoint === undefined) return this.#other(req, res, path);
+    if (this.#o.authenticate) return this.#authenticated(req, res, endpoint, path);
+    return this.#endpoint({ req, res, endpoint, principal: 'local', roles: [], path });
+  }
+
+  /** A path that is no MCP endpoint: `/health`, the extra routes, else 404. */
+  async #other(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    if (path === '/health' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: 'ok', sessions: this.#registry.size }));
       return;
     }
+    for (const route of this.#o.routes ?? []) if (await route(req, res, path)) return;
+    sendJsonRpcError(
+      res,
+      404,
+      JsonRpcCode.InvalidRequest,
+      `Not Found: ${path.slice(0, 200)} (MCP endpoints: /mcp, /servers/<name>/mcp)`,
+    );
+  }
 
-    const auth = this.#o.authenticate
-      ? await this.#o.authenticate(req)
-      : ({ ok: true, principal: 'local' } as const);
+  async #authenticated(
+    req: IncomingMessage,
+    res: ServerResponse,
+    endpoint: string,
+    path: string,
+  ): Promise<void> {
+    const auth = await (this.#o.authenticate as Authenticate)(req);
     if (!auth.ok) {
       this.#o.metrics.inc('http_rejected_total', { reason: 'auth' });
       sendJsonRpcError(res, auth.status, JsonRpcCode.Unauthorized, auth.message, null, auth.headers ?? {});
       return;
     }
-    const request = { req, res, endpoint, principal: auth.principal, roles: auth.roles ?? [], path };
-    // The era of a request (spec 2026-07-28 versioning): a modern client always sends
-    // MCP-Protocol-Version: 2026-07-28. Everything else is legacy traffic, and the legacy endpoint
-    // refuses bodies that claim the modern era without that header (-32020) and versions nobody
-    // serves (-32022).
-    const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && version.trim() === MODERN_REVISION) await this.#modern.handle(request);
-    else await this.#legacy.handle(request);
+    await this.#endpoint({ req, res, endpoint, principal: auth.principal, roles: auth.roles ?? [], path });
+  }
+
+  /**
+   * The era of a request (spec 2026-07-28 versioning): a modern client always sends
+   * MCP-Protocol-Version: 2026-07-28. Everything else is legacy traffic, and the legacy endpoint
+   * refuses bodies that claim the modern era without that header (-32020) and versions nobody
+   * serves (-32022).
+   */
+  #endpoint(request: EndpointRequest): Promise<void> | undefined {
+    const version = request.req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && version.trim() === MODERN_REVISION)
+      return this.#modern.handle(request);
+    this.#legacy.handle(request);
+    return undefined;
   }
 
   /** Ends every session, stops the timers and closes the listener and its connections. */

@@ -1,4 +1,7 @@
 import type { ServerResponse } from 'node:http';
+import type { Logger } from '../../../observe/logger.js';
+import type { Metrics } from '../../../observe/metrics.js';
+import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
 import type { RequestId } from '../../../protocol/jsonrpc/types.js';
 
 /**
@@ -26,4 +29,20 @@ export function sendJsonRpcError(
   });
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(body);
+}
+
+/**
+ * A request that failed inside the gateway (a bug, never the client's fault): logged with its
+ * stack, counted, and answered 500, or ended when its answer had already begun.
+ */
+export function answerInternalError(
+  res: ServerResponse,
+  error: unknown,
+  url: string | undefined,
+  logger: Logger,
+  metrics: Metrics,
+): void {
+  logger.error({ err: error instanceof Error ? error.stack : String(error), url }, 'HTTP request failed');
+  metrics.inc('http_internal_errors_total');
+  sendJsonRpcError(res, 500, JsonRpcCode.InternalError, 'Internal error in the gateway');
 }
