@@ -30,6 +30,9 @@ class KeptEvents implements AuditSink {
     this.events.push(event);
     return undefined;
   }
+  appendUnawaited(event: Event): void {
+    this.events.push(event);
+  }
 }
 
 let gateway: ServeGateway;

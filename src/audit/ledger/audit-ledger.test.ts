@@ -228,6 +228,29 @@ describe('AuditLedger: writing', () => {
     await ledger.close();
   });
 
+  it('writes unawaited appends in order with awaited ones, and reports a failed one to its callback', async () => {
+    const d = dir();
+    const { io, events } = recordingIo();
+    const ledger = await openLedger(d, { io });
+    const failures: unknown[] = [];
+    ledger.appendUnawaited(sampleEvent(1), (err) => failures.push(err));
+    ledger.appendUnawaited({ ...sampleEvent(2), tier: 'T9' } as unknown as AuditEvent, (err) =>
+      failures.push(err),
+    );
+    const last = await ledger.append(sampleEvent(3));
+    // One batch: the invalid one took no seq.
+    expect(last.seq).toBe(2);
+    expect(events).toEqual([`write ${ledgerFileName(1)} 2`]);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ code: SbErrorCode.Internal });
+    await ledger.close();
+    expect(readLines(d).map((line) => recordOf(line).request_id)).toEqual(['1', '3']);
+    const after: unknown[] = [];
+    ledger.appendUnawaited(sampleEvent(4), (err) => after.push(err));
+    expect(after).toHaveLength(1);
+    expect(after[0]).toMatchObject({ code: SbErrorCode.AuditUnavailable });
+  });
+
   it('rejects an invalid event without using a seq, and every append after close', async () => {
     const d = dir();
     const ledger = await openLedger(d);

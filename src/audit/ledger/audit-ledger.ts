@@ -97,6 +97,9 @@ interface CheckpointWaiter {
 }
 
 /** A queued append: its event until the flush loop builds its line (queue order = chain order). */
+/** What an unawaited append does with its result. */
+function ignore(): void {}
+
 interface Pending {
   event: AuditEvent | undefined;
   /** Milliseconds since the epoch when `append` was called: the record's `ts`. */
@@ -328,6 +331,31 @@ export class AuditLedger {
       this.#queue.push({ event, ts, line: undefined, bytes: 0, head: this.#head, durable, resolve, reject });
       this.#schedule(durable);
     });
+  }
+
+  /**
+   * {@link append} for a caller that does not wait for the write (a T0/T1 call, answered before its
+   * record is written): no promise, which costs hooks with the request scope's `AsyncLocalStorage`
+   * on. `failed` is called, once, with what `append` would have rejected with; never `durable`.
+   */
+  appendUnawaited(event: AuditEvent, failed: (error: unknown) => void): void {
+    if (this.#closing) {
+      failed(unavailable('The audit ledger is closed'));
+      return;
+    }
+    const ts = this.#clock();
+    const durable = this.#fsync === 'always';
+    this.#queue.push({
+      event,
+      ts,
+      line: undefined,
+      bytes: 0,
+      head: this.#head,
+      durable,
+      resolve: ignore,
+      reject: failed,
+    });
+    this.#schedule(durable);
   }
 
   /** Starts the flush loop now (durable), or within `flushDelayMs` unless it runs or is due already. */

@@ -12,4 +12,9 @@ export interface AuditSink {
   readonly healthy: boolean;
   /** Resolves once written (and fsynced when `durable`); rejects when it cannot be written. */
   append(event: AuditEvent, options?: { readonly durable?: boolean }): Promise<unknown>;
+  /**
+   * `append` of a record nobody waits for (not durable): no promise; `failed` is called once when
+   * it cannot be written.
+   */
+  appendUnawaited(event: AuditEvent, failed: (error: unknown) => void): void;
 }

@@ -73,6 +73,9 @@ class Ledger implements AuditSink {
     this.records.push({ event, durable: options?.durable === true });
     return { seq: this.records.length };
   }
+  appendUnawaited(event: AuditEvent, failed: (error: unknown) => void): void {
+    this.append(event).catch(failed);
+  }
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 5));

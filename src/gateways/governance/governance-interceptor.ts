@@ -235,6 +235,22 @@ export class GovernanceInterceptor implements CallInterceptor {
     return this.#o.ledger?.append(this.#event(call, governance, decision, result, error), { durable });
   }
 
+  /** {@link #record} of a call that does not wait for its record (T0/T1): no promise. */
+  #recordUnawaited(
+    call: CallInfo,
+    governance: Governance,
+    decision: AuditDecision,
+    result: unknown,
+    error: string | undefined,
+  ): void {
+    if (governance.recorded) return;
+    governance.recorded = true;
+    this.#o.ledger?.appendUnawaited(
+      this.#event(call, governance, decision, result, error),
+      this.#appendFailed,
+    );
+  }
+
   // ---------------------------------------------------------------- after the call
 
   complete(
@@ -267,12 +283,13 @@ export class GovernanceInterceptor implements CallInterceptor {
           ? undefined
           : 'cancelled by the client';
     const durable = tierAtLeast(governance.decision.tier, 'T2');
-    const written = this.#record(call, governance, decision, result, errorText, durable);
-    if (!written) return undefined;
     if (!durable) {
-      written.catch(this.#appendFailed);
+      // Answered at once; its record is written after (batched).
+      this.#recordUnawaited(call, governance, decision, result, errorText);
       return undefined;
     }
+    const written = this.#record(call, governance, decision, result, errorText, true);
+    if (!written) return undefined;
     return written.then(
       () => undefined,
       (err: unknown) => {
