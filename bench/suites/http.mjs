@@ -46,6 +46,18 @@ function gatewaysFor(upstream, ctx) {
       start: () => startSwitchboard({ ...common, trace: false, label: `${upstream.key}-notrace` }),
     },
     {
+      // Every call answered as an SSE stream from its first byte (priming event at once), as before
+      // held answers: what holding a fast call's answer for one JSON body is worth.
+      key: 'switchboard-sse',
+      label: '`switchboard serve`, `streamAfter: 0`',
+      start: () =>
+        startSwitchboard({
+          ...common,
+          label: `${upstream.key}-sse`,
+          extra: 'server:\n  streamAfter: 0\n',
+        }),
+    },
+    {
       key: 'supergateway',
       label: `supergateway ${packageVersion('supergateway')} \`--stateful\``,
       start: () => startSupergateway(common),
@@ -77,7 +89,7 @@ export default {
   name: 'http',
   order: 20,
   title: 'HTTP: `tools/call` through `switchboard serve` vs supergateway and mcp-proxy (issue "serve")',
-  duration: { full: '~5 min', quick: '~1 min' },
+  duration: { full: '~6 min', quick: '~1 min' },
   async run(ctx) {
     const repeats = ctx.repeats ?? (ctx.quick ? 1 : 4);
     const concurrencies = [1, 8, 32];
@@ -131,6 +143,8 @@ export default {
       'Node 22 (test/peers), supergateway with `--logLevel none`, switchboard with `--log-level warn`. Gateway, upstream',
       "and load client share the machine's cores, so throughput is relative to the peers measured alongside.",
       'Cells: median over repeats (min–max). "CPU/req" is the gateway process\'s own CPU time per request (not its upstream).',
+      'Switchboard runs its defaults, under which a call answered within `server.streamAfter` (100 ms) gets one JSON',
+      'body (the peers stream every call); the `streamAfter: 0` row streams every call from its first byte, for comparison.',
       'Ratios are paired: in each repeat, against whichever peer was faster in that repeat; then the median over repeats.',
       '',
     ];
