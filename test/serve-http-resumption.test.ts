@@ -64,6 +64,15 @@ function longCall(id: number, token: string, steps: number, duration: number): s
   });
 }
 
+function echoCall(id: number, message: string): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { message } },
+  });
+}
+
 function postSse(url: string, headers: Record<string, string>, body: string): Promise<SseStream> {
   return openSse(url, 'POST', { ...headers, 'content-type': 'application/json' }, body);
 }
@@ -95,16 +104,7 @@ function tokenOf(message: Record<string, unknown>): unknown {
 describe('priming events and retry', () => {
   it('starts every 2025-11-25 stream with a priming event (id, empty data) and the configured retry', async () => {
     const session = await initialize(streaming.url, { version: '2025-11-25' });
-    const call = await postSse(
-      streaming.url,
-      session.headers,
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'tools/call',
-        params: { name: 'echo', arguments: { message: 'p' } },
-      }),
-    );
+    const call = await postSse(streaming.url, session.headers, echoCall(2, 'p'));
     await call.done;
     expect(call.status).toBe(200);
     expect(call.events[0]?.data).toBe('');
@@ -128,16 +128,7 @@ describe('priming events and retry', () => {
 
   it('sends no priming event to a 2025-06-18 session', async () => {
     const session = await initialize(streaming.url, { version: '2025-06-18' });
-    const call = await postSse(
-      streaming.url,
-      session.headers,
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'tools/call',
-        params: { name: 'echo', arguments: { message: 'q' } },
-      }),
-    );
+    const call = await postSse(streaming.url, session.headers, echoCall(2, 'q'));
     await call.done;
     expect(call.events).toHaveLength(1);
     expect(isResponseTo(call.messages()[0], 2)).toBe(true);
@@ -151,16 +142,7 @@ describe('held answers (responseMode auto, streamAfter 100ms)', () => {
     const session = await initialize(gw.url, { version: '2025-11-25' });
     try {
       const started = performance.now();
-      const call = await postSse(
-        gw.url,
-        session.headers,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 2,
-          method: 'tools/call',
-          params: { name: 'echo', arguments: { message: 'held' } },
-        }),
-      );
+      const call = await postSse(gw.url, session.headers, echoCall(2, 'held'));
       await call.done;
       expect(call.status).toBe(200);
       expect(String(call.headers['content-type'])).toMatch(/^application\/json/);
@@ -195,16 +177,7 @@ describe('held answers (responseMode auto, streamAfter 100ms)', () => {
   it('with streamAfter 0, streams a call at once, even one answered at once', async () => {
     const session = await initialize(small.url, { version: '2025-11-25' });
     try {
-      const call = await postSse(
-        small.url,
-        session.headers,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 2,
-          method: 'tools/call',
-          params: { name: 'echo', arguments: { message: 'at once' } },
-        }),
-      );
+      const call = await postSse(small.url, session.headers, echoCall(2, 'at once'));
       await call.done;
       expect(String(call.headers['content-type'])).toMatch(/^text\/event-stream/);
       expect(call.events[0]?.data).toBe('');
@@ -353,16 +326,7 @@ describe('resuming a dropped POST stream', () => {
     const owner = await initialize(streaming.url);
     const thief = await initialize(streaming.url);
     try {
-      const call = await postSse(
-        streaming.url,
-        owner.headers,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 2,
-          method: 'tools/call',
-          params: { name: 'echo', arguments: { message: 'secret' } },
-        }),
-      );
+      const call = await postSse(streaming.url, owner.headers, echoCall(2, 'secret'));
       await call.done;
       const ownerId = call.ids[0]!;
       expect(ownerId).toMatch(EVENT_ID);
@@ -460,16 +424,7 @@ describe('what a Last-Event-ID tells about other sessions', () => {
     const owner = await initialize(streaming.url);
     const other = await initialize(streaming.url);
     try {
-      const call = await postSse(
-        streaming.url,
-        owner.headers,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: 2,
-          method: 'tools/call',
-          params: { name: 'echo', arguments: { message: 'x' } },
-        }),
-      );
+      const call = await postSse(streaming.url, owner.headers, echoCall(2, 'x'));
       await call.done;
       const foreign = call.ids[0]!;
       const madeUp = `${'Q'.repeat(streamOf(foreign).length)}.${seqOf(foreign)}`;
