@@ -96,10 +96,10 @@ interface CheckpointWaiter {
   readonly reject: (error: unknown) => void;
 }
 
-/** A queued append: its event until the flush loop builds its line (queue order = chain order). */
 /** What an unawaited append does with its result. */
 function ignore(): void {}
 
+/** A queued append: its event until the flush loop builds its line (queue order = chain order). */
 interface Pending {
   event: AuditEvent | undefined;
   /** Milliseconds since the epoch when `append` was called: the record's `ts`. */

@@ -210,7 +210,8 @@ export class McpHttpServer {
       }
     }
     if (endpoint === undefined) return this.#other(req, res, path);
-    if (this.#o.authenticate) return this.#authenticated(req, res, endpoint, path);
+    const authenticate = this.#o.authenticate;
+    if (authenticate) return this.#authenticated(authenticate, req, res, endpoint, path);
     return this.#endpoint({ req, res, endpoint, principal: 'local', roles: [], path });
   }
 
@@ -231,12 +232,13 @@ export class McpHttpServer {
   }
 
   async #authenticated(
+    authenticate: Authenticate,
     req: IncomingMessage,
     res: ServerResponse,
     endpoint: string,
     path: string,
   ): Promise<void> {
-    const auth = await (this.#o.authenticate as Authenticate)(req);
+    const auth = await authenticate(req);
     if (!auth.ok) {
       this.#o.metrics.inc('http_rejected_total', { reason: 'auth' });
       sendJsonRpcError(res, auth.status, JsonRpcCode.Unauthorized, auth.message, null, auth.headers ?? {});
