@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The floor of any Node.js process placed between an MCP client and a stdio server: spawns the
+// The floor of a Node.js process (on its streams) placed between an MCP client and a stdio server: spawns the
 // server and pipes bytes both ways (stdin -> child stdin, child stdout -> stdout) without framing,
 // parsing or anything else. The stdio suite measures it next to `switchboard stdio` so that the
 // gateway's own cost can be told apart from the cost of two more pipe hops through a Node process.
