@@ -226,27 +226,27 @@ describe('switchboard serve: bad requests get their exact status', () => {
       expect(messages.find((m) => m.id === 3)?.result?.tools?.length).toBeGreaterThan(5);
     });
 
-    it('accepts a batch on a 2025-03-26 session answered as SSE: every response on the stream', async () => {
+    /** A 2025-03-26 batch: a ping (id 5), a tools/call with these params (id 6), a notification. */
+    async function batchWithCall(params: Record<string, unknown>) {
       const session = await initialize(url, { version: '2025-03-26' });
-      const response = await post(
+      return post(
         url,
         [
           { jsonrpc: '2.0', id: 5, method: 'ping' },
-          {
-            jsonrpc: '2.0',
-            id: 6,
-            method: 'tools/call',
-            // Progress comes before the response: the held answer becomes a stream.
-            params: {
-              name: 'trigger-long-running-operation',
-              arguments: { duration: 0.2, steps: 1 },
-              _meta: { progressToken: 'b' },
-            },
-          },
+          { jsonrpc: '2.0', id: 6, method: 'tools/call', params },
           { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
         ],
         session.headers,
       );
+    }
+
+    it('accepts a batch on a 2025-03-26 session answered as SSE: every response on the stream', async () => {
+      // Progress comes before the response: the held answer becomes a stream.
+      const response = await batchWithCall({
+        name: 'trigger-long-running-operation',
+        arguments: { duration: 0.2, steps: 1 },
+        _meta: { progressToken: 'b' },
+      });
       expect(response.status).toBe(200);
       expect(headerOf(response, 'content-type')).toMatch(/^text\/event-stream/);
       const messages = messagesOf(response);
@@ -259,21 +259,7 @@ describe('switchboard serve: bad requests get their exact status', () => {
     });
 
     it('accepts a batch on a 2025-03-26 session answered at once as one JSON array', async () => {
-      const session = await initialize(url, { version: '2025-03-26' });
-      const response = await post(
-        url,
-        [
-          { jsonrpc: '2.0', id: 5, method: 'ping' },
-          {
-            jsonrpc: '2.0',
-            id: 6,
-            method: 'tools/call',
-            params: { name: 'echo', arguments: { message: 'b' } },
-          },
-          { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
-        ],
-        session.headers,
-      );
+      const response = await batchWithCall({ name: 'echo', arguments: { message: 'b' } });
       expect(response.status).toBe(200);
       expect(headerOf(response, 'content-type')).toMatch(/^application\/json/);
       const messages = jsonOf<Record<string, unknown>[]>(response);

@@ -945,9 +945,12 @@ export class Router {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') return;
     const json = JSON.stringify(response);
-    // Where the result is in the delivered text: the ledger hashes that slice instead of
-    // serialising the result again, and the trace digests it without parsing the text.
-    const resultAt = 'result' in response ? resultTextOffset(json, response) : undefined;
+    // Where the result is in the delivered text, when someone reads it: the ledger hashes that
+    // slice instead of serialising the result again, the trace digests it without parsing.
+    const resultAt =
+      'result' in response && (call.info !== undefined || this.#taps.wants(response))
+        ? resultTextOffset(json, response)
+        : undefined;
     this.#deliver(
       call.session,
       response,

@@ -199,12 +199,12 @@ export class PayloadGuard {
 
   /**
    * {@link #withoutOutput} of an answer whose result's place in its text is known, without parsing
-   * the text or serialising the result again; the same text, or undefined to take the general
-   * path. Known for the gateway's own answer (`resultAt`); for the upstream's response it was
-   * built from (`sameResultAs`), only when the upstream's text is `{"jsonrpc":"2.0","id":<its
-   * id>,"result":<R>}` or `{"result":<R>,"jsonrpc":"2.0","id":<its id>}` where `<R>` is exactly
-   * the delivered result's text (so the text has those three members and no other): any other
-   * member, order or spacing takes the general path. Either way the digest is of `JSON.stringify(result)`,
+   * the text or serialising the result again; the same text, or undefined to take the general path.
+   * Known for the gateway's own answer (`resultAt`); for the upstream's response it was built from
+   * (`sameResultAs`), only when the upstream's text is `{"jsonrpc":"2.0","id":<its
+   * id>,"result":<R>}` or `{"result":<R>,"jsonrpc":"2.0","id":<its id>}` where `<R>` is exactly the
+   * delivered result's text (so the text has those three members and no other): any other member,
+   * order or spacing takes the general path. Either way the digest is of `JSON.stringify(result)`,
    * as there, and what is left is scanned as there.
    */
   #omittedAtPlace(hop: GuardedHop, json: string): string | undefined {

@@ -86,7 +86,10 @@ export class LegacyEndpoint {
     this.#o = options;
   }
 
-  /** Serves one request; a POST goes on once its body is read. Never throws for a POST's body. */
+  /**
+   * Serves one request. A POST goes on once its body is read, outside this call: a failure there
+   * is answered 500 where it happens.
+   */
   handle(request: EndpointRequest): void {
     switch (request.req.method) {
       case 'POST':
