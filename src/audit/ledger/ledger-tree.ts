@@ -12,6 +12,9 @@
 import { hash } from 'node:crypto';
 import { MerkleAccumulator, type MerkleAccumulatorState } from '../merkle.js';
 
+/** Bytes of a digest (and characters of its latin1 string). */
+export const LEDGER_LEAF_BYTES = 32;
+
 let scratch = Buffer.alloc(4096);
 
 function ensureScratch(length: number): Buffer {

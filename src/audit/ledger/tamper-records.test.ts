@@ -20,9 +20,9 @@ import {
   recordOf,
   sampleEvent,
   tempDir,
+  verifyBothWays,
   writeLedger,
 } from './test-support/ledger-fixture.js';
-import { verifyLedger } from './verify.js';
 
 const FILE = ledgerFileName(1);
 let cleanups: (() => void)[] = [];
@@ -148,7 +148,7 @@ describe('tamper tests 23-31 (audit.md §7)', () => {
     await ledger.close();
     const stored = readLines(d).map((line) => recordOf(line).request_id);
     expect(stored).toEqual(ids.map(([, expected]) => expected));
-    expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: ids.length });
+    expect(await verifyBothWays({ dir: d })).toMatchObject({ status: 'unanchored', records: ids.length });
   });
 
   it('tamper 26: 100 concurrent async tasks keep an unbroken chain with unique seqs', async () => {
@@ -165,7 +165,7 @@ describe('tamper tests 23-31 (audit.md §7)', () => {
     expect(readLines(d).map((line) => recordOf(line).seq)).toEqual(
       Array.from({ length: 100 }, (_, i) => i + 1),
     );
-    expect(await verifyLedger({ dir: d })).toMatchObject({
+    expect(await verifyBothWays({ dir: d })).toMatchObject({
       status: 'unanchored',
       records: 100,
       checkpoints: 1,
@@ -202,7 +202,7 @@ describe('tamper tests 23-31 (audit.md §7)', () => {
       expect(recordOf(readLines(d).at(-1) as string).prev_hash).toBe(last.entry_hash);
       expect(logger.entries.some((e) => e.message.includes('rebuilding'))).toBe(damage !== 'none');
     }
-    expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: 29 });
+    expect(await verifyBothWays({ dir: d })).toMatchObject({ status: 'unanchored', records: 29 });
   });
 
   it('tamper 28: output bodies and secret arguments never reach the disk (sentinel)', async () => {
@@ -264,7 +264,7 @@ describe('tamper tests 23-31 (audit.md §7)', () => {
     }
     expect(text).toContain('postgres://admin:');
     expect(text).toContain('[REDACTED:depth]');
-    expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: 1 });
+    expect(await verifyBothWays({ dir: d })).toMatchObject({ status: 'unanchored', records: 1 });
   });
 
   it('tamper 30: when the sink fails, appends reject (T1+ calls are refused) and the failure is reported', async () => {
@@ -303,7 +303,7 @@ describe('tamper tests 23-31 (audit.md §7)', () => {
     expect(await ledger.append(sampleEvent(4))).toMatchObject({ seq: 2 });
     await ledger.close();
     expect(logger.entries.some((e) => e.message.includes('removed the fragment'))).toBe(true);
-    expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: 2 });
+    expect(await verifyBothWays({ dir: d })).toMatchObject({ status: 'unanchored', records: 2 });
   });
 
   it('tamper 31: ledger files are created 0600 and opened O_APPEND', async () => {

@@ -20,10 +20,10 @@ import {
   resignCheckpoints,
   sampleEvent,
   tempDir,
+  verifyBothWays,
   writeLedger,
   writeLines,
 } from './test-support/ledger-fixture.js';
-import { verifyLedger } from './verify.js';
 
 const FILE = ledgerFileName(1);
 let cleanups: (() => void)[] = [];
@@ -45,7 +45,7 @@ async function ledger(count = 30, options: Parameters<typeof writeLedger>[2] = {
     lines: readLines(dir),
     checkpoints: readLines(dir, CHECKPOINTS_FILE),
     verify: (extra: { anchor?: string | false; strict?: boolean } = {}) =>
-      verifyLedger({
+      verifyBothWays({
         dir,
         ...(extra.anchor === false ? {} : { anchor: extra.anchor ?? anchor }),
         ...(extra.strict === undefined ? {} : { strict: extra.strict }),

@@ -17,30 +17,20 @@
  *    verifies but records are not anchored (no anchor, an empty anchor, records after the last
  *    anchored checkpoint); `strict` turns that into a failure (`uncovered_tail` or `unanchored`).
  */
-import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { type NoteVerifier, parseVerifierKey } from '../signed-note.js';
-import { checkCanonicalRecordLine, latin1 } from './canonical-line-check.js';
-import { canonicalJson } from './canonical-record.js';
 import { CHECKPOINTS_FILE, listLedgerFiles, VERIFIER_KEY_FILE } from './ledger-paths.js';
-import { LedgerTree, leafDigest } from './ledger-tree.js';
-import { type ScannedLine, scanLines } from './line-scanner.js';
-import {
-  ENTRY_HASH_DOMAIN,
-  ENTRY_HASH_SUFFIX_HEAD,
-  ENTRY_HASH_SUFFIX_LENGTH,
-  GENESIS_HASH,
-} from './record-line.js';
-import { recordSchemaProblem } from './record-schema.js';
+import { LogWalk, type VerifyWorkerModule, type WalkParallelism, type WalkResult } from './log-walk.js';
 import {
   checkCheckpointLines,
   type RootTarget,
   readSmallFile,
   type SmallFile,
 } from './verify-checkpoints.js';
-import { earliestBreak, type VerifyBreak, type VerifyReason, type VerifyReport } from './verify-report.js';
+import { earliestBreak, type VerifyBreak, type VerifyReport } from './verify-report.js';
 
 export type { VerifyBreak, VerifyReason, VerifyReport, VerifyStatus } from './verify-report.js';
 
@@ -54,90 +44,40 @@ export interface VerifyOptions {
   readonly anchor?: string;
   /** Unanchored or uncovered records are a failure. */
   readonly strict?: boolean;
+  /**
+   * Threads checking records at once, this one included: default the CPUs available, at most
+   * {@link MAX_DEFAULT_THREADS}; 1 checks them one after another. The report is the same either way.
+   */
+  readonly threads?: number;
+  /** Ledgers smaller than this many bytes are checked by one thread. Default 8 MiB. */
+  readonly parallelMinBytes?: number;
+  /** Where the worker's code is (tests start it from the TypeScript sources). Default: beside this module. */
+  readonly worker?: VerifyWorkerModule;
 }
 
-const DOMAIN = Buffer.from(ENTRY_HASH_DOMAIN, 'utf8');
-const SUFFIX_HEAD = Buffer.from(ENTRY_HASH_SUFFIX_HEAD, 'latin1');
+/** The default of `threads` on a machine with many CPUs: past it, reading the files dominates. */
+export const MAX_DEFAULT_THREADS = 4;
 
-/** Recomputes entry hashes from line bytes with one reused buffer: domain + line minus suffix + `}`. */
-class EntryHasher {
-  #scratch = Buffer.alloc(64 * 1024);
-
-  constructor() {
-    this.#scratch.set(DOMAIN);
-  }
-
-  /** The entry hash of the line `data[start, end)`, which must be longer than the suffix. */
-  of(data: Buffer, start: number, end: number): string {
-    const hashed = end - start - ENTRY_HASH_SUFFIX_LENGTH;
-    const total = DOMAIN.length + hashed + 1;
-    if (this.#scratch.length < total) {
-      this.#scratch = Buffer.alloc(total * 2);
-      this.#scratch.set(DOMAIN);
-    }
-    data.copy(this.#scratch, DOMAIN.length, start, start + hashed);
-    this.#scratch[total - 1] = 0x7d;
-    return hash('sha256', this.#scratch.subarray(0, total), 'hex');
-  }
-}
+const DEFAULT_WORKER: VerifyWorkerModule = { url: new URL('./verify-worker.js', import.meta.url) };
 
 /**
- * The hash a line states in its suffix, or undefined when the line does not end with an
- * `entry_hash` member. Not checked for hex here: a non-hex value never equals a computed hash, and
- * the schema check names it.
+ * The first segment's share of the bytes with `segments` segments: it also builds the Merkle tree
+ * of every segment's leaves (a node hash per record, a sixth of a record's checks), so it gets less.
  */
-function statedHash(text: string): string | undefined {
-  const at = text.length - ENTRY_HASH_SUFFIX_LENGTH;
-  if (at < 1 || !text.startsWith(ENTRY_HASH_SUFFIX_HEAD, at) || !text.endsWith('"}')) return undefined;
-  return text.slice(at + ENTRY_HASH_SUFFIX_HEAD.length, text.length - 2);
+function firstShare(segments: number): number {
+  return 0.9 / segments;
 }
 
-/** The entry hash {@link hashInPlace} computed last (module state: no object per line). */
-let inPlaceEntryHash = '';
-
-/**
- * The Merkle leaf digest (returned) and the entry hash ({@link inPlaceEntryHash}) of the line
- * `data[start, end)`, hashed where it lies instead of copied: the bytes before the line, those of
- * lines already visited and never read again by the scanner, are overwritten with each hash's
- * prefix (`0x00`, then the domain tag), and the suffix's comma is `}` for the entry hash, then put
- * back. Needs `start >= DOMAIN.length`. The line's own bytes are unchanged afterwards.
- */
-function hashInPlace(data: Buffer, start: number, end: number): string {
-  data[start - 1] = 0x00;
-  const leaf = hash('sha256', data.subarray(start - 1, end), 'binary');
-  const from = start - DOMAIN.length;
-  for (let k = 0; k < DOMAIN.length; k++) data[from + k] = DOMAIN[k] as number;
-  const close = end - ENTRY_HASH_SUFFIX_LENGTH;
-  data[close] = 0x7d;
-  inPlaceEntryHash = hash('sha256', data.subarray(from, close + 1), 'hex');
-  data[close] = 0x2c;
-  return leaf;
-}
-
-/** Whether `data[end - 81, end)` is the suffix `,"entry_hash":"<hash>"}` for this hex `hash`. */
-function statesHash(data: Buffer, end: number, hash: string): boolean {
-  const at = end - ENTRY_HASH_SUFFIX_LENGTH;
-  for (let k = 0; k < SUFFIX_HEAD.length; k++) if (data[at + k] !== SUFFIX_HEAD[k]) return false;
-  const hexAt = at + SUFFIX_HEAD.length;
-  return data[end - 2] === 0x22 && data[end - 1] === 0x7d && latin1(data, hexAt, hexAt + 64) === hash;
-}
-
-/**
- * Why the record (parsed from `text`, which passed every other check) is not in the canonical form
- * the writer produces, or `undefined` when it is: the general path's re-encoding, for the lines the
- * fast path (canonical-line-check.ts) could not prove canonical.
- */
-function canonicalProblem(record: Record<string, unknown>, text: string): string | undefined {
-  const { entry_hash: _, ...body } = record;
-  let canonical: string;
-  try {
-    canonical = canonicalJson(body);
-  } catch {
-    return 'the record has no RFC 8785 canonical form';
-  }
-  return canonical === `${text.slice(0, text.length - ENTRY_HASH_SUFFIX_LENGTH)}}`
-    ? undefined
-    : 'the line is not the RFC 8785 canonical form of its record';
+function parallelism(options: VerifyOptions): WalkParallelism {
+  const threads = options.threads ?? Math.min(availableParallelism(), MAX_DEFAULT_THREADS);
+  if (!Number.isInteger(threads) || threads < 1)
+    throw new SwitchboardError(SbErrorCode.UsageError, `threads must be a positive integer, not ${threads}`);
+  return {
+    segments: threads,
+    minBytes: options.parallelMinBytes ?? 8 * 1024 * 1024,
+    firstShare: firstShare(threads),
+    worker: options.worker ?? DEFAULT_WORKER,
+  };
 }
 
 async function loadVerifier(options: VerifyOptions, needed: boolean): Promise<NoteVerifier | undefined> {
@@ -154,128 +94,6 @@ async function loadVerifier(options: VerifyOptions, needed: boolean): Promise<No
     }
   }
   return parseVerifierKey(key);
-}
-
-/** Where a record is. */
-interface Position {
-  readonly file: string;
-  readonly lineNo: number;
-}
-
-/** Walks the records; returns the count verified and the first break (records or root comparisons). */
-async function walkLog(
-  dir: string,
-  files: readonly string[],
-  targets: readonly RootTarget[],
-  watch: readonly number[],
-): Promise<{ records: number; failure: VerifyBreak | undefined; positions: Map<number, Position> }> {
-  const hasher = new EntryHasher();
-  const tree = new LedgerTree();
-  const positions = new Map<number, Position>();
-  let expected = 1;
-  let prev = GENESIS_HASH;
-  let next = 0;
-  let failure: VerifyBreak | undefined;
-  const lineFailure = (line: ScannedLine, problems: [VerifyReason, string][]): undefined => {
-    const [[reason, detail], ...rest] = problems as [[VerifyReason, string], ...[VerifyReason, string][]];
-    failure = { seq: expected, reason, detail, file: line.file, line: line.lineNo };
-    if (rest.length > 0) failure = { ...failure, also: rest.map(([also]) => also) };
-    return undefined;
-  };
-  /**
-   * The general path: every check from the parsed line, naming each failure. Returns the line's
-   * entry hash when it passes, `undefined` after recording the failure.
-   */
-  const general = (line: ScannedLine): string | undefined => {
-    const { text } = line;
-    if (text === undefined) return lineFailure(line, [['bad_json', 'the line is not valid UTF-8']]);
-    if (text.charCodeAt(0) === 0xfeff)
-      return lineFailure(line, [['bad_json', 'the line starts with a byte order mark']]);
-    let record: { seq?: unknown; prev_hash?: unknown } | null;
-    try {
-      record = JSON.parse(text) as typeof record;
-    } catch (error) {
-      return lineFailure(line, [['bad_json', `not JSON: ${(error as Error).message}`]]);
-    }
-    const stated = statedHash(text);
-    const computed = stated === undefined ? undefined : hasher.of(line.data, line.start, line.end);
-    const hashOk = stated !== undefined && computed === stated;
-    const schema = recordSchemaProblem(record, hashOk ? [prev, computed as string] : [prev]);
-    const seq = record?.seq;
-    if (!hashOk || schema !== undefined || seq !== expected || record?.prev_hash !== prev) {
-      const problems: [VerifyReason, string][] = [];
-      if (stated === undefined) problems.push(['schema', 'the line does not end with its entry_hash member']);
-      else if (!hashOk) problems.push(['hash_mismatch', 'entry_hash is not the hash of the record']);
-      if (schema !== undefined) problems.push(['schema', schema]);
-      if (seq !== expected)
-        problems.push(['seq_gap', `expected seq ${expected}, found ${JSON.stringify(seq)}`]);
-      if (record?.prev_hash !== prev)
-        problems.push(['prev_mismatch', `prev_hash is not the entry_hash of seq ${expected - 1}`]);
-      return lineFailure(line, problems);
-    }
-    const noncanonical = canonicalProblem(record as Record<string, unknown>, text);
-    if (noncanonical !== undefined) return lineFailure(line, [['schema', noncanonical]]);
-    return stated;
-  };
-  await scanLines(
-    dir,
-    files,
-    (line) => {
-      if (watch.includes(expected)) positions.set(expected, { file: line.file, lineNo: line.lineNo });
-      const { data, start, end } = line;
-      // The fast path (canonical-line-check.ts) proves the line canonical and valid from its bytes,
-      // with its seq and prev_hash; then only the hash is left to compare. Anything it cannot prove
-      // goes to the general path, which decides and names the failure.
-      let entryHash: string | undefined;
-      let leaf: string | undefined;
-      if (line.utf8 && checkCanonicalRecordLine(data, start, end, expected, prev)) {
-        if (start >= DOMAIN.length) {
-          leaf = hashInPlace(data, start, end);
-          entryHash = inPlaceEntryHash;
-        } else {
-          entryHash = hasher.of(data, start, end);
-        }
-        if (!statesHash(data, end, entryHash)) entryHash = undefined;
-      }
-      if (entryHash === undefined) {
-        entryHash = general(line);
-        if (entryHash === undefined) return false;
-      }
-      tree.append(leaf ?? leafDigest(data, start, end));
-      prev = entryHash;
-      expected++;
-      while (next < targets.length && (targets[next] as RootTarget).size === tree.size) {
-        const target = targets[next] as RootTarget;
-        if (!tree.root().equals(target.root)) {
-          const anchored = target.file !== CHECKPOINTS_FILE;
-          failure = {
-            seq: target.size,
-            reason: anchored ? 'anchor_root_mismatch' : 'cp_root',
-            detail: `the root of the first ${target.size} records is not the ${anchored ? 'anchored ' : ''}checkpoint's`,
-            file: target.file,
-            line: target.line,
-          };
-          return false;
-        }
-        next++;
-      }
-      return true;
-    },
-    {
-      onTorn: (torn) => {
-        failure = {
-          seq: expected,
-          reason: 'torn_tail',
-          detail: `the file ends with an incomplete line (${torn.bytes.length} bytes, no newline)`,
-          file: torn.file,
-          line: torn.lineNo,
-        };
-        return false;
-      },
-      decode: false,
-    },
-  );
-  return { records: expected - 1, failure, positions };
 }
 
 /** Checkpoints (local, then anchored) that claim more records than the log holds. */
@@ -317,7 +135,9 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
   const anchoredSize = Math.max(0, ...anchored.targets.map((t) => t.size));
   // Stable by size, local before anchored at equal sizes.
   const targets = [...local.targets, ...anchored.targets].sort((a, b) => a.size - b.size);
-  const walk = await walkLog(options.dir, files, targets, [lastCheckpointSize + 1, anchoredSize + 1]);
+  const walk = await new LogWalk(options.dir, files, targets, [lastCheckpointSize + 1, anchoredSize + 1]).run(
+    parallelism(options),
+  );
   const firstBreak = earliestBreak(
     walk.failure,
     local.failure,
@@ -336,7 +156,7 @@ export async function verifyLedger(options: VerifyOptions): Promise<VerifyReport
 
 function verdict(
   options: VerifyOptions,
-  walk: Awaited<ReturnType<typeof walkLog>>,
+  walk: WalkResult,
   report: Omit<VerifyReport, 'status'>,
   anchorFile: SmallFile | undefined,
 ): VerifyReport {

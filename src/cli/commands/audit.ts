@@ -15,6 +15,7 @@ import {
   findRecord,
   type InclusionProofDocument,
   lastRecords,
+  MAX_DEFAULT_THREADS,
   proveInclusion,
   type StoredRecord,
   VERIFIER_KEY_FILE,
@@ -146,10 +147,22 @@ export function registerAuditCommands(program: Command): void {
     .option('--anchor <path>', 'an anchor file: copies of the checkpoints kept in another trust domain')
     .option('--strict', 'records not anchored or not covered by a checkpoint are a failure (exit 1)')
     .option('--json', 'print the report as JSON')
+    .option(
+      '--threads <n>',
+      `threads checking records at once (default: the CPUs, at most ${MAX_DEFAULT_THREADS}; ledgers under 8 MiB use one)`,
+      integerOption(1),
+    )
     .option('--data-dir <dir>', DATA_DIR_HELP)
     .action(
       (
-        options: { ledger?: string; pubkey?: string; anchor?: string; strict?: boolean; json?: boolean },
+        options: {
+          ledger?: string;
+          pubkey?: string;
+          anchor?: string;
+          strict?: boolean;
+          json?: boolean;
+          threads?: number;
+        },
         command: Command,
       ) =>
         run(command, async (io) => {
@@ -158,6 +171,7 @@ export function registerAuditCommands(program: Command): void {
             ...(options.pubkey === undefined ? {} : { verifierKey: await readVerifierKey(options.pubkey) }),
             ...(options.anchor === undefined ? {} : { anchor: options.anchor }),
             strict: options.strict === true,
+            ...(options.threads === undefined ? {} : { threads: options.threads }),
           });
           io.out(options.json ? `${JSON.stringify(report)}\n` : describeReport(report));
           return VERIFY_EXIT_CODES[report.status];

@@ -5,13 +5,17 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
+import { compiledWorkerUrl } from '../../../test-support/worker-module.js';
 import { leafHash, MerkleAccumulator } from '../../merkle.js';
 import { parseSignerKey } from '../../signed-note.js';
 import type { AuditEvent } from '../audit-event.js';
 import { AuditLedger, type AuditLedgerOptions } from '../audit-ledger.js';
 import { CHECKPOINT_GENESIS, checkpointLineHash, formatCheckpointLine } from '../checkpoint-line.js';
 import { CHECKPOINTS_FILE, ledgerFileName, SIGNER_KEY_FILE } from '../ledger-paths.js';
+import type { VerifyWorkerModule } from '../log-walk.js';
 import { encodeRecordLine } from '../record-line.js';
+import { type VerifyOptions, type VerifyReport, verifyLedger } from '../verify.js';
 
 /** A fresh temporary directory, removed by `cleanup`. */
 export function tempDir(prefix = 'sb-ledger-'): { dir: string; cleanup: () => void } {
@@ -142,4 +146,26 @@ export function resignCheckpoints(dir: string, lines: readonly string[], sizes: 
   }
   writeLines(dir, CHECKPOINTS_FILE, out);
   return out;
+}
+
+/** The verify worker compiled from the TypeScript sources (see src/test-support/worker-module.ts). */
+export function testVerifyWorker(): VerifyWorkerModule {
+  return { url: compiledWorkerUrl('audit/ledger/verify-worker.ts') };
+}
+
+/**
+ * `verifyLedger` one thread at a time and with worker threads on every size of ledger (three
+ * segments, so that there are two seams), asserting that both report exactly the same; resolves
+ * the report. The tamper suites verify through it, so every tampering is also seen by segments.
+ */
+export async function verifyBothWays(options: VerifyOptions): Promise<VerifyReport> {
+  const sequential = await verifyLedger({ ...options, threads: 1 });
+  const parallel = await verifyLedger({
+    ...options,
+    threads: 3,
+    parallelMinBytes: 0,
+    worker: testVerifyWorker(),
+  });
+  expect(parallel).toEqual(sequential);
+  return sequential;
 }

@@ -1,0 +1,376 @@
+/**
+ * The record pass of `verifyLedger` (verify.ts, step 2): every line in order, the fast path
+ * (written-line.ts) for lines the writer produced and the general path for any other, which names
+ * the failure; a Merkle accumulator runs along and its root is compared at every checkpoint's size.
+ *
+ * Parallel: with `segments > 1` and a ledger large enough, the lines after a first segment are cut
+ * into segments that worker threads check at the same time (verify-segment.ts), each handing back
+ * its leaf digests. This thread walks the first segment, then takes each segment's result in order:
+ * accepted only when it starts exactly where the walk stands (seq and prev_hash) and proved every
+ * line to its end, its leaves then go into the tree (with the root comparisons) and the walk jumps
+ * past it. At the first segment that is not accepted the walk goes on sequentially, line by line,
+ * from where that segment stopped (or from its start), and the remaining workers are stopped. So
+ * the report, break and line numbers included, is the sequential walk's, whatever the segments saw.
+ */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { canonicalJson } from './canonical-record.js';
+import { CHECKPOINTS_FILE } from './ledger-paths.js';
+import { LEDGER_LEAF_BYTES, LedgerTree, leafDigest } from './ledger-tree.js';
+import { type ScannedLine, scanLines } from './line-scanner.js';
+import { ENTRY_HASH_SUFFIX_HEAD, ENTRY_HASH_SUFFIX_LENGTH, GENESIS_HASH } from './record-line.js';
+import { recordSchemaProblem } from './record-schema.js';
+import type { RootTarget } from './verify-checkpoints.js';
+import type { VerifyBreak, VerifyReason } from './verify-report.js';
+import type { LinePlace, SegmentResult, SegmentTask } from './verify-segment.js';
+import { segmentStarts } from './verify-split.js';
+import { EntryHasher, verifyWrittenLine, writtenLineLeaf } from './written-line.js';
+
+/** Where a record is. */
+export interface Position {
+  readonly file: string;
+  readonly lineNo: number;
+}
+
+/** Where a line starts, with its line number. */
+type Place = LinePlace & Position;
+
+/**
+ * A line number a segment reported (counted from 1 at its start in its first file) as the file's
+ * own, given the real number of the segment's first line.
+ */
+function segmentLineNo(task: SegmentTask, startLineNo: number, file: string, lineNo: number): number {
+  return file === task.files[0] ? startLineNo + lineNo - 1 : lineNo;
+}
+
+/** What the walk found. */
+export interface WalkResult {
+  readonly records: number;
+  readonly failure: VerifyBreak | undefined;
+  readonly positions: Map<number, Position>;
+  /** Segments handed to worker threads, and those whose result the walk took (for tests and tuning). */
+  readonly segments: { readonly planned: number; readonly accepted: number };
+}
+
+/** The verify worker's module, and how to start it (tests start it from the TypeScript sources). */
+export interface VerifyWorkerModule {
+  readonly url: URL;
+}
+
+/** How the walk may use worker threads. */
+export interface WalkParallelism {
+  /** Segments, this thread's included; 1 walks sequentially. */
+  readonly segments: number;
+  /** Below this many bytes of ledger files the walk stays sequential (starting workers costs more). */
+  readonly minBytes: number;
+  /** The first segment's share of the bytes (it also builds the tree of everyone's leaves). */
+  readonly firstShare: number;
+  readonly worker: VerifyWorkerModule;
+}
+
+/**
+ * The hash a line states in its suffix, or undefined when the line does not end with an
+ * `entry_hash` member. Not checked for hex here: a non-hex value never equals a computed hash, and
+ * the schema check names it.
+ */
+function statedHash(text: string): string | undefined {
+  const at = text.length - ENTRY_HASH_SUFFIX_LENGTH;
+  if (at < 1 || !text.startsWith(ENTRY_HASH_SUFFIX_HEAD, at) || !text.endsWith('"}')) return undefined;
+  return text.slice(at + ENTRY_HASH_SUFFIX_HEAD.length, text.length - 2);
+}
+
+/**
+ * Why the record (parsed from `text`, which passed every other check) is not in the canonical form
+ * the writer produces, or `undefined` when it is: the general path's re-encoding, for the lines the
+ * fast path could not prove canonical.
+ */
+function canonicalProblem(record: Record<string, unknown>, text: string): string | undefined {
+  const { entry_hash: _, ...body } = record;
+  let canonical: string;
+  try {
+    canonical = canonicalJson(body);
+  } catch {
+    return 'the record has no RFC 8785 canonical form';
+  }
+  return canonical === `${text.slice(0, text.length - ENTRY_HASH_SUFFIX_LENGTH)}}`
+    ? undefined
+    : 'the line is not the RFC 8785 canonical form of its record';
+}
+
+/** A segment handed to a worker, and its outcome (never rejects: a failed worker is `undefined`). */
+interface RunningSegment {
+  readonly task: SegmentTask;
+  readonly worker: Worker | undefined;
+  readonly result: Promise<SegmentResult | undefined>;
+}
+
+function startSegment(module: VerifyWorkerModule, task: SegmentTask): RunningSegment {
+  let worker: Worker;
+  try {
+    worker = new Worker(module.url, { workerData: task, stdout: true, stderr: true });
+  } catch {
+    return { task, worker: undefined, result: Promise.resolve(undefined) };
+  }
+  worker.stdout.resume();
+  worker.stderr.resume();
+  const result = new Promise<SegmentResult | undefined>((resolve) => {
+    worker.once('message', (message: { result?: SegmentResult }) => resolve(message.result));
+    worker.once('error', () => resolve(undefined));
+    worker.once('exit', () => resolve(undefined));
+  });
+  return { task, worker, result };
+}
+
+/** The record pass; see the module comment. */
+export class LogWalk {
+  readonly #dir: string;
+  readonly #files: readonly string[];
+  readonly #targets: readonly RootTarget[];
+  readonly #watch: readonly number[];
+  readonly #hasher = new EntryHasher();
+  readonly #tree = new LedgerTree();
+  readonly #positions = new Map<number, Position>();
+  #expected = 1;
+  #prev = GENESIS_HASH;
+  /** The next root target to compare. */
+  #next = 0;
+  #failure: VerifyBreak | undefined;
+  #planned = 0;
+  #accepted = 0;
+
+  constructor(
+    dir: string,
+    files: readonly string[],
+    targets: readonly RootTarget[],
+    watch: readonly number[],
+  ) {
+    this.#dir = dir;
+    this.#files = files;
+    this.#targets = targets;
+    this.#watch = watch;
+  }
+
+  /** Walks every record, in parallel segments when `parallel` allows; see the module comment. */
+  async run(parallel?: WalkParallelism): Promise<WalkResult> {
+    if (this.#files.length === 0) return this.#result();
+    const starts = parallel !== undefined && parallel.segments > 1 ? await this.#plan(parallel) : [];
+    if (starts.length === 0) await this.#scan({ file: this.#files[0] as string, offset: 0, lineNo: 1 });
+    else await this.#runSegments(starts, parallel as WalkParallelism);
+    return this.#result();
+  }
+
+  #result(): WalkResult {
+    return {
+      records: this.#expected - 1,
+      failure: this.#failure,
+      positions: this.#positions,
+      segments: { planned: this.#planned, accepted: this.#accepted },
+    };
+  }
+
+  async #plan(parallel: WalkParallelism): Promise<LinePlace[]> {
+    let total = 0;
+    for (const file of this.#files) total += (await stat(join(this.#dir, file))).size;
+    if (total < parallel.minBytes) return [];
+    return segmentStarts(this.#dir, this.#files, parallel.segments, parallel.firstShare);
+  }
+
+  async #runSegments(starts: readonly LinePlace[], parallel: WalkParallelism): Promise<void> {
+    this.#planned = starts.length;
+    const running = starts.map((start, i) => {
+      const stop = starts[i + 1];
+      const from = this.#files.indexOf(start.file);
+      const to = stop === undefined ? this.#files.length : this.#files.indexOf(stop.file) + 1;
+      return startSegment(parallel.worker, {
+        dir: this.#dir,
+        files: this.#files.slice(from, to),
+        startOffset: start.offset,
+        ...(stop === undefined ? {} : { stop }),
+        watch: this.#watch,
+      });
+    });
+    try {
+      // This thread's segment: up to the first worker's start.
+      let at = await this.#scan({ file: this.#files[0] as string, offset: 0, lineNo: 1 }, starts[0]);
+      for (const segment of running) {
+        if (at === undefined) return; // the walk is over: a break, or it went on to the end itself
+        const result = await segment.result;
+        if (result === undefined || !this.#accepts(segment.task, result)) {
+          await this.#scan(at);
+          return;
+        }
+        this.#accepted++;
+        this.#absorb(segment.task, result, at.lineNo);
+        if (this.#failure !== undefined) return;
+        if (result.stoppedAt !== undefined) {
+          // Sequential from the line the segment could not prove, to the end.
+          const { file, offset, lineNo } = result.stoppedAt;
+          await this.#scan({ file, offset, lineNo: segmentLineNo(segment.task, at.lineNo, file, lineNo) });
+          return;
+        }
+        const stop = segment.task.stop;
+        if (stop === undefined) return;
+        const lineNo = segmentLineNo(segment.task, at.lineNo, stop.file, result.stopLineNo as number);
+        at = { ...stop, lineNo };
+      }
+    } finally {
+      for (const segment of running) void segment.worker?.terminate();
+    }
+  }
+
+  /**
+   * Whether a segment's result continues the walk exactly (its first record is the next seq and
+   * chains to the last) and was proven to its end or to a line it stopped at.
+   */
+  #accepts(task: SegmentTask, result: SegmentResult): boolean {
+    const { first } = result;
+    if (first === undefined || first.seq !== this.#expected || first.prev !== this.#prev) return false;
+    return result.stoppedAt !== undefined || task.stop === undefined || result.stopLineNo !== undefined;
+  }
+
+  /** Takes an accepted segment's records: their leaves into the tree (with root comparisons). */
+  #absorb(task: SegmentTask, result: SegmentResult, startLineNo: number): void {
+    for (const [seq, file, lineNo] of result.positions)
+      this.#positions.set(seq, { file, lineNo: segmentLineNo(task, startLineNo, file, lineNo) });
+    const leaves = Buffer.from(result.leaves.buffer, result.leaves.byteOffset, result.leaves.byteLength);
+    for (let i = 0; i < result.records; i++) {
+      const at = i * LEDGER_LEAF_BYTES;
+      if (!this.#appendLeaf(leaves.toString('latin1', at, at + LEDGER_LEAF_BYTES))) return;
+    }
+    this.#prev = result.last;
+  }
+
+  /**
+   * Visits each line from `from` to the end, or, given `stop`, up to the line at `stop`: resolves
+   * that line's place then, `undefined` when the walk is over (a break, or the end of the ledger:
+   * should the stop's line be gone, the walk goes on through the files after it).
+   */
+  async #scan(from: Place, stop?: LinePlace): Promise<Place | undefined> {
+    let reached: Place | undefined;
+    const fromIndex = this.#files.indexOf(from.file);
+    const stopIndex = stop === undefined ? this.#files.length - 1 : this.#files.indexOf(stop.file);
+    const atStop = (file: string, offset: number): boolean =>
+      stop !== undefined && file === stop.file && offset >= stop.offset;
+    const completed = await scanLines(
+      this.#dir,
+      this.#files.slice(fromIndex, stopIndex + 1),
+      (line) => {
+        if (atStop(line.file, line.offset)) {
+          reached = { file: line.file, offset: line.offset, lineNo: line.lineNo };
+          return false;
+        }
+        return this.#visit(line);
+      },
+      {
+        startOffset: from.offset,
+        startLineNo: from.lineNo,
+        onTorn: (torn) => {
+          if (atStop(torn.file, torn.offset)) {
+            reached = { file: torn.file, offset: torn.offset, lineNo: torn.lineNo };
+            return false;
+          }
+          this.#failure = {
+            seq: this.#expected,
+            reason: 'torn_tail',
+            detail: `the file ends with an incomplete line (${torn.bytes.length} bytes, no newline)`,
+            file: torn.file,
+            line: torn.lineNo,
+          };
+          return false;
+        },
+        decode: false,
+      },
+    );
+    if (completed && stop !== undefined && stopIndex + 1 < this.#files.length) {
+      await this.#scan({ file: this.#files[stopIndex + 1] as string, offset: 0, lineNo: 1 });
+    }
+    return reached;
+  }
+
+  /** One line: the fast path, else the general path; then the tree. `false` stops the walk. */
+  #visit(line: ScannedLine): boolean {
+    const expected = this.#expected;
+    if (this.#watch.includes(expected))
+      this.#positions.set(expected, { file: line.file, lineNo: line.lineNo });
+    const { data, start, end } = line;
+    let entryHash = verifyWrittenLine(this.#hasher, data, start, end, line.utf8, expected, this.#prev);
+    let leaf = writtenLineLeaf;
+    if (entryHash === undefined) {
+      entryHash = this.#general(line);
+      if (entryHash === undefined) return false;
+      leaf = leafDigest(data, start, end);
+    }
+    this.#prev = entryHash;
+    return this.#appendLeaf(leaf);
+  }
+
+  /** The next record's leaf: into the tree, and the roots compared at the sizes checkpoints name. */
+  #appendLeaf(leaf: string): boolean {
+    const tree = this.#tree;
+    tree.append(leaf);
+    this.#expected++;
+    const targets = this.#targets;
+    while (this.#next < targets.length && (targets[this.#next] as RootTarget).size === tree.size) {
+      const target = targets[this.#next] as RootTarget;
+      if (!tree.root().equals(target.root)) {
+        const anchored = target.file !== CHECKPOINTS_FILE;
+        this.#failure = {
+          seq: target.size,
+          reason: anchored ? 'anchor_root_mismatch' : 'cp_root',
+          detail: `the root of the first ${target.size} records is not the ${anchored ? 'anchored ' : ''}checkpoint's`,
+          file: target.file,
+          line: target.line,
+        };
+        return false;
+      }
+      this.#next++;
+    }
+    return true;
+  }
+
+  #lineFailure(line: ScannedLine, problems: [VerifyReason, string][]): undefined {
+    const [[reason, detail], ...rest] = problems as [[VerifyReason, string], ...[VerifyReason, string][]];
+    this.#failure = { seq: this.#expected, reason, detail, file: line.file, line: line.lineNo };
+    if (rest.length > 0) this.#failure = { ...this.#failure, also: rest.map(([also]) => also) };
+    return undefined;
+  }
+
+  /**
+   * The general path: every check from the parsed line, naming each failure. Returns the line's
+   * entry hash when it passes, `undefined` after recording the failure.
+   */
+  #general(line: ScannedLine): string | undefined {
+    const { text } = line;
+    const expected = this.#expected;
+    const prev = this.#prev;
+    if (text === undefined) return this.#lineFailure(line, [['bad_json', 'the line is not valid UTF-8']]);
+    if (text.charCodeAt(0) === 0xfeff)
+      return this.#lineFailure(line, [['bad_json', 'the line starts with a byte order mark']]);
+    let record: { seq?: unknown; prev_hash?: unknown } | null;
+    try {
+      record = JSON.parse(text) as typeof record;
+    } catch (error) {
+      return this.#lineFailure(line, [['bad_json', `not JSON: ${(error as Error).message}`]]);
+    }
+    const stated = statedHash(text);
+    const computed = stated === undefined ? undefined : this.#hasher.of(line.data, line.start, line.end);
+    const hashOk = stated !== undefined && computed === stated;
+    const schema = recordSchemaProblem(record, hashOk ? [prev, computed as string] : [prev]);
+    const seq = record?.seq;
+    if (!hashOk || schema !== undefined || seq !== expected || record?.prev_hash !== prev) {
+      const problems: [VerifyReason, string][] = [];
+      if (stated === undefined) problems.push(['schema', 'the line does not end with its entry_hash member']);
+      else if (!hashOk) problems.push(['hash_mismatch', 'entry_hash is not the hash of the record']);
+      if (schema !== undefined) problems.push(['schema', schema]);
+      if (seq !== expected)
+        problems.push(['seq_gap', `expected seq ${expected}, found ${JSON.stringify(seq)}`]);
+      if (record?.prev_hash !== prev)
+        problems.push(['prev_mismatch', `prev_hash is not the entry_hash of seq ${expected - 1}`]);
+      return this.#lineFailure(line, problems);
+    }
+    const noncanonical = canonicalProblem(record as Record<string, unknown>, text);
+    if (noncanonical !== undefined) return this.#lineFailure(line, [['schema', noncanonical]]);
+    return stated;
+  }
+}
