@@ -12,7 +12,7 @@ import { LogWalk } from './log-walk.js';
 import { encodeRecordLine } from './record-line.js';
 import { tempDir, testVerifyWorker, writeLedger } from './test-support/ledger-fixture.js';
 import { verifyLedger } from './verify.js';
-import { segmentStarts } from './verify-split.js';
+import { ledgerSizes, segmentStarts } from './verify-split.js';
 
 let root: string;
 let honest: string;
@@ -28,10 +28,10 @@ beforeAll(async () => {
 });
 afterAll(() => cleanup());
 
-const parallel = (segments: number) => ({
-  segments,
+const parallel = (threads: number, maxSegmentBytes = 1 << 30) => ({
+  threads,
   minBytes: 0,
-  firstShare: 0.9 / segments,
+  maxSegmentBytes,
   worker: testVerifyWorker(),
 });
 
@@ -43,13 +43,21 @@ describe('LogWalk in segments', () => {
   it('takes every segment of an honest ledger, with the sequential walk’s count and positions', async () => {
     const watch = [1, 150, 299, 300];
     const sequential = await new LogWalk(honest, files, [], watch).run();
-    for (const segments of [2, 3, 5]) {
-      const walk = await new LogWalk(honest, files, [], watch).run(parallel(segments));
-      expect(walk.segments).toEqual({ planned: segments - 1, accepted: segments - 1 });
+    for (const threads of [2, 3, 5]) {
+      const walk = await new LogWalk(honest, files, [], watch).run(parallel(threads));
+      expect(walk.segments).toEqual({ planned: threads - 1, accepted: threads - 1 });
       expect(walk.records).toBe(300);
       expect(walk.failure).toBeUndefined();
       expect(walk.positions).toEqual(sequential.positions);
     }
+    // Small segments: rounds of three (this thread's, then two workers'), the workers reused.
+    const total = (await ledgerSizes(honest, files)).reduce((a, b) => a + b, 0);
+    const rounds = Math.ceil(total / (3 * 12 * 1024));
+    expect(rounds).toBeGreaterThanOrEqual(3);
+    const walk = await new LogWalk(honest, files, [], watch).run(parallel(3, 12 * 1024));
+    expect(walk.segments).toEqual({ planned: 2 * rounds, accepted: 2 * rounds });
+    expect(walk.records).toBe(300);
+    expect(walk.positions).toEqual(sequential.positions);
     expect(sequential.segments).toEqual({ planned: 0, accepted: 0 });
   });
 
@@ -104,16 +112,17 @@ function forgeFrom(dir: string, names: readonly string[], seq: number, prev: (re
 }
 
 describe('seams', () => {
-  /** The seq of the first record of the second segment with `segments` segments. */
-  async function secondSegmentSeq(segments: number): Promise<number> {
-    const [start] = await segmentStarts(honest, files, segments, 0.9 / segments);
+  /** The seq of the first record of the first worker's segment with three threads. */
+  async function secondSegmentSeq(): Promise<number> {
+    const sizes = await ledgerSizes(honest, files);
+    const [start] = await segmentStarts(honest, files, sizes, [0.8, 1, 1]);
     const { file, offset } = start as { file: string; offset: number };
     const before = readFileSync(join(honest, file)).subarray(0, offset);
     return JSON.parse(linesOf(honest, file)[before.toString('latin1').split('\n').length - 1] as string).seq;
   }
 
   it('a segment whose first record does not chain to the walk is not taken: prev_mismatch, as one thread says', async () => {
-    const seq = await secondSegmentSeq(3);
+    const seq = await secondSegmentSeq();
     const dir = join(root, 'forged-prev');
     cpSync(honest, dir, { recursive: true });
     forgeFrom(dir, files, seq, () => 'f'.repeat(64));
@@ -128,7 +137,7 @@ describe('seams', () => {
   });
 
   it('a re-chained segment that does chain is taken, and the checkpoint roots still catch it', async () => {
-    const seq = await secondSegmentSeq(3);
+    const seq = await secondSegmentSeq();
     const dir = join(root, 'forged-chained');
     cpSync(honest, dir, { recursive: true });
     forgeFrom(dir, files, seq, (real) => real);
@@ -210,13 +219,14 @@ const tamper: fc.Arbitrary<Tamper> = fc.oneof(
 );
 
 describe('segments change nothing in the report', () => {
-  it('for random tamperings, verifyLedger with 2 to 4 threads reports what one thread reports', async () => {
+  it('for random tamperings, verifyLedger with 2 to 4 threads (one round or several) reports what one thread reports', async () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(tamper, { minLength: 1, maxLength: 2 }),
         fc.integer({ min: 2, max: 4 }),
-        async (edits, threads) => {
+        fc.constantFrom(4 * 1024, 16 * 1024, 1 << 30),
+        async (edits, threads, segmentBytes) => {
           const dir = join(root, `run-${run++}`);
           cpSync(honest, dir, { recursive: true });
           const names = readdirSync(dir)
@@ -224,7 +234,13 @@ describe('segments change nothing in the report', () => {
             .sort();
           for (const edit of edits) edit(dir, names);
           const one = await verifyLedger({ dir, threads: 1 });
-          const many = await verifyLedger({ dir, threads, parallelMinBytes: 0, worker: testVerifyWorker() });
+          const many = await verifyLedger({
+            dir,
+            threads,
+            parallelMinBytes: 0,
+            parallelSegmentBytes: segmentBytes,
+            worker: testVerifyWorker(),
+          });
           expect(many).toEqual(one);
         },
       ),

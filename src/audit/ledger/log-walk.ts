@@ -3,18 +3,18 @@
  * (written-line.ts) for lines the writer produced and the general path for any other, which names
  * the failure; a Merkle accumulator runs along and its root is compared at every checkpoint's size.
  *
- * Parallel: with `segments > 1` and a ledger large enough, the lines after a first segment are cut
- * into segments that worker threads check at the same time (verify-segment.ts), each handing back
- * its leaf digests. This thread walks the first segment, then takes each segment's result in order:
- * accepted only when it starts exactly where the walk stands (seq and prev_hash) and proved every
- * line to its end, its leaves then go into the tree (with the root comparisons) and the walk jumps
- * past it. At the first segment that is not accepted the walk goes on sequentially, line by line,
- * from where that segment stopped (or from its start), and the remaining workers are stopped. So
- * the report, break and line numbers included, is the sequential walk's, whatever the segments saw.
+ * Parallel: with `threads > 1` and a ledger large enough, the lines are cut into segments (at line
+ * boundaries) in rounds of `threads`: in each round this thread walks the first segment and worker
+ * threads check the others at the same time (verify-segment.ts), each handing back its leaf
+ * digests. This thread takes the segments' results in order: one is accepted only when it starts
+ * exactly where the walk stands (seq and prev_hash), and the walk then jumps past the lines it
+ * proved, their leaves going into the tree (with the root comparisons). At the first segment that
+ * is not accepted, or at the first line a segment could not prove, the walk goes on line by line
+ * from there to the end, and the workers are stopped. So the report, break and line numbers
+ * included, is the sequential walk's, whatever the segments saw. Segments are at most
+ * `maxSegmentBytes` and only a few rounds are handed out ahead of the walk, so the leaves waiting
+ * in memory stay bounded however large the ledger.
  */
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { canonicalJson } from './canonical-record.js';
 import { CHECKPOINTS_FILE } from './ledger-paths.js';
 import { LEDGER_LEAF_BYTES, LedgerTree, leafDigest } from './ledger-tree.js';
@@ -22,9 +22,10 @@ import { type ScannedLine, scanLines } from './line-scanner.js';
 import { ENTRY_HASH_SUFFIX_HEAD, ENTRY_HASH_SUFFIX_LENGTH, GENESIS_HASH } from './record-line.js';
 import { recordSchemaProblem } from './record-schema.js';
 import type { RootTarget } from './verify-checkpoints.js';
+import { VerifyPool, type VerifyWorkerModule } from './verify-pool.js';
 import type { VerifyBreak, VerifyReason } from './verify-report.js';
 import type { LinePlace, SegmentResult, SegmentTask } from './verify-segment.js';
-import { segmentStarts } from './verify-split.js';
+import { ledgerSizes, type SegmentStart, segmentStarts } from './verify-split.js';
 import { EntryHasher, verifyWrittenLine, writtenLineLeaf } from './written-line.js';
 
 /** Where a record is. */
@@ -53,21 +54,27 @@ export interface WalkResult {
   readonly segments: { readonly planned: number; readonly accepted: number };
 }
 
-/** The verify worker's module, and how to start it (tests start it from the TypeScript sources). */
-export interface VerifyWorkerModule {
-  readonly url: URL;
-}
+export type { VerifyWorkerModule } from './verify-pool.js';
 
 /** How the walk may use worker threads. */
 export interface WalkParallelism {
-  /** Segments, this thread's included; 1 walks sequentially. */
-  readonly segments: number;
+  /** Threads, this one included; 1 walks sequentially. */
+  readonly threads: number;
   /** Below this many bytes of ledger files the walk stays sequential (starting workers costs more). */
   readonly minBytes: number;
-  /** The first segment's share of the bytes (it also builds the tree of everyone's leaves). */
-  readonly firstShare: number;
+  /** Segments hold at most about this many bytes (so at most that many bytes' leaves wait per segment). */
+  readonly maxSegmentBytes: number;
   readonly worker: VerifyWorkerModule;
 }
+
+/**
+ * This thread's segment in a round, relative to a worker's: it also builds the tree of every
+ * segment's leaves (a node hash per record, about a sixth of a record's checks), so it gets less.
+ */
+const OWN_WEIGHT = 0.8;
+
+/** Rounds of segments handed to the workers ahead of the walk. */
+const ROUNDS_AHEAD = 2;
 
 /**
  * The hash a line states in its suffix, or undefined when the line does not end with an
@@ -98,28 +105,12 @@ function canonicalProblem(record: Record<string, unknown>, text: string): string
     : 'the line is not the RFC 8785 canonical form of its record';
 }
 
-/** A segment handed to a worker, and its outcome (never rejects: a failed worker is `undefined`). */
-interface RunningSegment {
-  readonly task: SegmentTask;
-  readonly worker: Worker | undefined;
-  readonly result: Promise<SegmentResult | undefined>;
-}
-
-function startSegment(module: VerifyWorkerModule, task: SegmentTask): RunningSegment {
-  let worker: Worker;
-  try {
-    worker = new Worker(module.url, { workerData: task, stdout: true, stderr: true });
-  } catch {
-    return { task, worker: undefined, result: Promise.resolve(undefined) };
-  }
-  worker.stdout.resume();
-  worker.stderr.resume();
-  const result = new Promise<SegmentResult | undefined>((resolve) => {
-    worker.once('message', (message: { result?: SegmentResult }) => resolve(message.result));
-    worker.once('error', () => resolve(undefined));
-    worker.once('exit', () => resolve(undefined));
-  });
-  return { task, worker, result };
+/** A segment of a parallel walk: this thread's, or a worker's (with its task, once handed out). */
+interface Segment {
+  readonly start: LinePlace;
+  readonly stop: LinePlace | undefined;
+  readonly own: boolean;
+  result?: Promise<SegmentResult | undefined>;
 }
 
 /** The record pass; see the module comment. */
@@ -154,9 +145,9 @@ export class LogWalk {
   /** Walks every record, in parallel segments when `parallel` allows; see the module comment. */
   async run(parallel?: WalkParallelism): Promise<WalkResult> {
     if (this.#files.length === 0) return this.#result();
-    const starts = parallel !== undefined && parallel.segments > 1 ? await this.#plan(parallel) : [];
-    if (starts.length === 0) await this.#scan({ file: this.#files[0] as string, offset: 0, lineNo: 1 });
-    else await this.#runSegments(starts, parallel as WalkParallelism);
+    const segments = parallel !== undefined && parallel.threads > 1 ? await this.#plan(parallel) : [];
+    if (segments.length < 2) await this.#scan({ file: this.#files[0] as string, offset: 0, lineNo: 1 });
+    else await this.#runSegments(segments, parallel as WalkParallelism);
     return this.#result();
   }
 
@@ -169,54 +160,84 @@ export class LogWalk {
     };
   }
 
-  async #plan(parallel: WalkParallelism): Promise<LinePlace[]> {
-    let total = 0;
-    for (const file of this.#files) total += (await stat(join(this.#dir, file))).size;
+  /** The segments, in order (none when the ledger is too small to be worth it). */
+  async #plan(parallel: WalkParallelism): Promise<Segment[]> {
+    const sizes = await ledgerSizes(this.#dir, this.#files);
+    const total = sizes.reduce((a, b) => a + b, 0);
     if (total < parallel.minBytes) return [];
-    return segmentStarts(this.#dir, this.#files, parallel.segments, parallel.firstShare);
+    const { threads } = parallel;
+    const rounds = Math.max(1, Math.ceil(total / (threads * parallel.maxSegmentBytes)));
+    const weights: number[] = [];
+    for (let r = 0; r < rounds; r++) weights.push(OWN_WEIGHT, ...new Array<number>(threads - 1).fill(1));
+    const starts: SegmentStart[] = [
+      { file: this.#files[0] as string, offset: 0, index: 0 },
+      ...(await segmentStarts(this.#dir, this.#files, sizes, weights)),
+    ];
+    return starts.map((start, i) => ({
+      start,
+      stop: starts[i + 1],
+      own: start.index % threads === 0,
+    }));
   }
 
-  async #runSegments(starts: readonly LinePlace[], parallel: WalkParallelism): Promise<void> {
-    this.#planned = starts.length;
-    const running = starts.map((start, i) => {
-      const stop = starts[i + 1];
-      const from = this.#files.indexOf(start.file);
-      const to = stop === undefined ? this.#files.length : this.#files.indexOf(stop.file) + 1;
-      return startSegment(parallel.worker, {
-        dir: this.#dir,
-        files: this.#files.slice(from, to),
-        startOffset: start.offset,
-        ...(stop === undefined ? {} : { stop }),
-        watch: this.#watch,
-      });
-    });
+  #task(segment: Segment): SegmentTask {
+    const { start, stop } = segment;
+    const from = this.#files.indexOf(start.file);
+    const to = stop === undefined ? this.#files.length : this.#files.indexOf(stop.file) + 1;
+    return {
+      dir: this.#dir,
+      files: this.#files.slice(from, to),
+      startOffset: start.offset,
+      ...(stop === undefined ? {} : { stop: { file: stop.file, offset: stop.offset } }),
+      watch: this.#watch,
+    };
+  }
+
+  async #runSegments(segments: readonly Segment[], parallel: WalkParallelism): Promise<void> {
+    const pool = new VerifyPool(parallel.worker, parallel.threads - 1);
+    const ahead = ROUNDS_AHEAD * parallel.threads;
+    let handedOut = 0;
     try {
-      // This thread's segment: up to the first worker's start.
-      let at = await this.#scan({ file: this.#files[0] as string, offset: 0, lineNo: 1 }, starts[0]);
-      for (const segment of running) {
-        if (at === undefined) return; // the walk is over: a break, or it went on to the end itself
-        const result = await segment.result;
-        if (result === undefined || !this.#accepts(segment.task, result)) {
-          await this.#scan(at);
-          return;
+      let at: Place | undefined = { file: this.#files[0] as string, offset: 0, lineNo: 1 };
+      for (let i = 0; i < segments.length && at !== undefined; i++) {
+        for (; handedOut < Math.min(segments.length, i + ahead); handedOut++) {
+          const next = segments[handedOut] as Segment;
+          if (!next.own) {
+            next.result = pool.run(this.#task(next));
+            this.#planned++;
+          }
         }
-        this.#accepted++;
-        this.#absorb(segment.task, result, at.lineNo);
-        if (this.#failure !== undefined) return;
-        if (result.stoppedAt !== undefined) {
-          // Sequential from the line the segment could not prove, to the end.
-          const { file, offset, lineNo } = result.stoppedAt;
-          await this.#scan({ file, offset, lineNo: segmentLineNo(segment.task, at.lineNo, file, lineNo) });
-          return;
-        }
-        const stop = segment.task.stop;
-        if (stop === undefined) return;
-        const lineNo = segmentLineNo(segment.task, at.lineNo, stop.file, result.stopLineNo as number);
-        at = { ...stop, lineNo };
+        const segment = segments[i] as Segment;
+        at = segment.own ? await this.#scan(at, segment.stop) : await this.#take(segment, at);
       }
     } finally {
-      for (const segment of running) void segment.worker?.terminate();
+      await pool.close();
     }
+  }
+
+  /**
+   * A worker's segment starting at `at`: its records taken when its result is accepted, the rest
+   * walked here otherwise. Resolves where the next segment starts, `undefined` when the walk is over.
+   */
+  async #take(segment: Segment, at: Place): Promise<Place | undefined> {
+    const task = this.#task(segment);
+    const result = await segment.result;
+    if (result === undefined || !this.#accepts(task, result)) {
+      await this.#scan(at);
+      return undefined;
+    }
+    this.#accepted++;
+    this.#absorb(task, result, at.lineNo);
+    if (this.#failure !== undefined) return undefined;
+    if (result.stoppedAt !== undefined) {
+      // Line by line from the line the segment could not prove, to the end.
+      const { file, offset, lineNo } = result.stoppedAt;
+      await this.#scan({ file, offset, lineNo: segmentLineNo(task, at.lineNo, file, lineNo) });
+      return undefined;
+    }
+    const stop = task.stop;
+    if (stop === undefined) return undefined;
+    return { ...stop, lineNo: segmentLineNo(task, at.lineNo, stop.file, result.stopLineNo as number) };
   }
 
   /**

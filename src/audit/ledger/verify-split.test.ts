@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listLedgerFiles } from './ledger-paths.js';
 import { tempDir, writeLedger } from './test-support/ledger-fixture.js';
-import { segmentStarts } from './verify-split.js';
+import { ledgerSizes, segmentStarts } from './verify-split.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -25,11 +25,13 @@ function lineStart(file: string, offset: number): boolean {
 describe('segmentStarts', () => {
   it('cuts at line starts, in order, spread over the files', async () => {
     for (const segments of [2, 3, 4, 8]) {
-      const starts = await segmentStarts(dir, files, segments, 0.9 / segments);
+      const weights = [0.8, ...new Array<number>(segments - 1).fill(1)];
+      const starts = await segmentStarts(dir, files, await ledgerSizes(dir, files), weights);
       expect(starts).toHaveLength(segments - 1);
       let last = -1;
-      for (const { file, offset } of starts) {
+      for (const { file, offset, index } of starts) {
         expect(lineStart(file, offset)).toBe(true);
+        expect(index).toBeGreaterThan(0);
         const place = files.indexOf(file) * 1e9 + offset;
         expect(place).toBeGreaterThan(last);
         last = place;
@@ -38,7 +40,7 @@ describe('segmentStarts', () => {
   });
 
   it('gives the first segment its share of the bytes', async () => {
-    const [start] = await segmentStarts(dir, files, 2, 0.25);
+    const [start] = await segmentStarts(dir, files, await ledgerSizes(dir, files), [1, 3]);
     const sizes = files.map((f) => readFileSync(join(dir, f)).length);
     const total = sizes.reduce((a, b) => a + b, 0);
     const index = files.indexOf(start?.file as string);
@@ -51,7 +53,8 @@ describe('segmentStarts', () => {
     const { dir: one, cleanup: done } = tempDir('sb-split-one-');
     try {
       writeFileSync(join(one, 'ledger-000001.jsonl'), `${'x'.repeat(10_000)}\n`);
-      expect(await segmentStarts(one, ['ledger-000001.jsonl'], 4, 0.25)).toEqual([]);
+      const names = ['ledger-000001.jsonl'];
+      expect(await segmentStarts(one, names, await ledgerSizes(one, names), [1, 1, 1, 1])).toEqual([]);
     } finally {
       done();
     }

@@ -1,7 +1,7 @@
 /**
  * Where a parallel `verifyLedger` cuts the ledger into segments: at line boundaries near chosen
- * byte positions of the files taken end to end. The first segment is the caller's (it also builds
- * the Merkle tree of every segment's leaves, so it gets a smaller share); the others are equal.
+ * byte positions of the files taken end to end, each segment's share of the bytes given by its
+ * weight.
  */
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -27,29 +27,40 @@ async function lineStartFrom(
     // The byte before `offset` too: a newline there means a line starts exactly at `offset`.
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset - 1);
     const newline = buffer.subarray(0, bytesRead).indexOf(10);
-    if (newline < 0) return undefined;
-    return offset + newline;
+    return newline < 0 ? undefined : offset + newline;
   } finally {
     await handle.close();
   }
 }
 
+/** A segment's first line, and which weight (segment) it starts. */
+export interface SegmentStart extends LinePlace {
+  readonly index: number;
+}
+
+/** The ledger files' sizes, in order. */
+export function ledgerSizes(dir: string, files: readonly string[]): Promise<number[]> {
+  return Promise.all(files.map(async (file) => (await stat(join(dir, file))).size));
+}
+
 /**
- * The first lines of segments 2 to `segments` (fewer when a cut finds no line start), in order.
- * `firstShare` is the first segment's share of the bytes (0 < firstShare < 1).
+ * The first lines of segments 1 to `weights.length - 1` (segment 0 starts the ledger), in order.
+ * Segment i gets about `weights[i] / sum(weights)` of the bytes. A cut that finds no line start,
+ * or the same one as the cut before it, is left out: the segment before it grows by that much.
  */
 export async function segmentStarts(
   dir: string,
   files: readonly string[],
-  segments: number,
-  firstShare: number,
-): Promise<LinePlace[]> {
-  const sizes = await Promise.all(files.map(async (file) => (await stat(join(dir, file))).size));
+  sizes: readonly number[],
+  weights: readonly number[],
+): Promise<SegmentStart[]> {
   const total = sizes.reduce((a, b) => a + b, 0);
-  const starts: LinePlace[] = [];
-  const otherShare = (1 - firstShare) / (segments - 1);
-  for (let s = 1; s < segments; s++) {
-    let cut = Math.floor(total * (firstShare + (s - 1) * otherShare));
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const starts: SegmentStart[] = [];
+  let before = 0;
+  for (let s = 1; s < weights.length; s++) {
+    before += weights[s - 1] as number;
+    let cut = Math.floor((total * before) / sum);
     let index = 0;
     while (index < files.length && cut >= (sizes[index] as number)) cut -= sizes[index++] as number;
     if (index >= files.length) break;
@@ -66,10 +77,10 @@ export async function segmentStarts(
     }
     const previous = starts[starts.length - 1];
     const after =
-      previous === undefined ||
-      files.indexOf(previous.file) < index ||
-      (previous.file === file && previous.offset < offset);
-    if (after && !(index === 0 && offset === 0)) starts.push({ file, offset });
+      previous === undefined
+        ? index > 0 || offset > 0
+        : files.indexOf(previous.file) < index || (previous.file === file && previous.offset < offset);
+    if (after) starts.push({ file, offset, index: s });
   }
   return starts;
 }

@@ -1,17 +1,23 @@
 /**
- * The worker thread of a parallel `verifyLedger`: checks one segment (verify-segment.ts, given as
- * `workerData`) and posts its `SegmentResult` once, the leaf digests transferred rather than
- * copied. An I/O error is posted as `{ error }`; the caller then walks the segment itself.
+ * A worker thread of a parallel `verifyLedger` (verify-pool.ts): checks the segments it is sent
+ * (verify-segment.ts), one after another, and posts each `SegmentResult` under the task's number,
+ * the leaf digests transferred rather than copied. An I/O error is posted as `{ id, error }`; the
+ * verifier then walks that segment itself.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { type SegmentTask, verifySegment } from './verify-segment.js';
 
 const port = parentPort;
 if (port === null) throw new Error('verify-worker.js runs as a worker thread');
 
-try {
-  const result = await verifySegment(workerData as SegmentTask);
-  port.postMessage({ result }, [result.leaves.buffer as ArrayBuffer]);
-} catch (error) {
-  port.postMessage({ error: error instanceof Error ? error.message : String(error) });
-}
+let queue = Promise.resolve();
+port.on('message', ({ id, task }: { id: number; task: SegmentTask }) => {
+  queue = queue.then(async () => {
+    try {
+      const result = await verifySegment(task);
+      port.postMessage({ id, result }, [result.leaves.buffer as ArrayBuffer]);
+    } catch (error) {
+      port.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
+    }
+  });
+});

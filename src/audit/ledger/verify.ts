@@ -51,6 +51,11 @@ export interface VerifyOptions {
   readonly threads?: number;
   /** Ledgers smaller than this many bytes are checked by one thread. Default 8 MiB. */
   readonly parallelMinBytes?: number;
+  /**
+   * Segments handed to worker threads hold at most about this many bytes of record lines (their
+   * leaf digests, 32 bytes a record, wait in memory until taken). Default 64 MiB.
+   */
+  readonly parallelSegmentBytes?: number;
   /** Where the worker's code is (tests start it from the TypeScript sources). Default: beside this module. */
   readonly worker?: VerifyWorkerModule;
 }
@@ -60,22 +65,14 @@ export const MAX_DEFAULT_THREADS = 4;
 
 const DEFAULT_WORKER: VerifyWorkerModule = { url: new URL('./verify-worker.js', import.meta.url) };
 
-/**
- * The first segment's share of the bytes with `segments` segments: it also builds the Merkle tree
- * of every segment's leaves (a node hash per record, a sixth of a record's checks), so it gets less.
- */
-function firstShare(segments: number): number {
-  return 0.9 / segments;
-}
-
 function parallelism(options: VerifyOptions): WalkParallelism {
   const threads = options.threads ?? Math.min(availableParallelism(), MAX_DEFAULT_THREADS);
   if (!Number.isInteger(threads) || threads < 1)
     throw new SwitchboardError(SbErrorCode.UsageError, `threads must be a positive integer, not ${threads}`);
   return {
-    segments: threads,
+    threads,
     minBytes: options.parallelMinBytes ?? 8 * 1024 * 1024,
-    firstShare: firstShare(threads),
+    maxSegmentBytes: Math.max(1, options.parallelSegmentBytes ?? 64 * 1024 * 1024),
     worker: options.worker ?? DEFAULT_WORKER,
   };
 }

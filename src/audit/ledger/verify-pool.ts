@@ -1,0 +1,82 @@
+/**
+ * The worker threads of a parallel `verifyLedger`, started on first use and reused for every
+ * segment: tasks go to the workers in turn, and each worker checks its tasks in the order sent.
+ * A task's promise never rejects: `undefined` means no result (the worker could not start, failed,
+ * or reported an I/O error), and the verifier then walks that segment itself.
+ */
+import { Worker } from 'node:worker_threads';
+import type { SegmentResult, SegmentTask } from './verify-segment.js';
+
+/** The verify worker's module (tests start it from the TypeScript sources). */
+export interface VerifyWorkerModule {
+  readonly url: URL;
+}
+
+interface Waiting {
+  readonly resolve: (result: SegmentResult | undefined) => void;
+}
+
+interface PoolWorker {
+  /** `undefined` once it could not start, failed or ended. */
+  worker: Worker | undefined;
+  /** Its tasks without an answer yet, by id. */
+  readonly waiting: Map<number, Waiting>;
+}
+
+function startWorker(module: VerifyWorkerModule): PoolWorker {
+  const waiting = new Map<number, Waiting>();
+  let worker: Worker;
+  try {
+    worker = new Worker(module.url, { stdout: true, stderr: true });
+  } catch {
+    return { worker: undefined, waiting };
+  }
+  const self: PoolWorker = { worker, waiting };
+  // It prints nothing of its own; whatever it might must not mix into the CLI's output.
+  worker.stdout.resume();
+  worker.stderr.resume();
+  worker.on('message', (message: { id: number; result?: SegmentResult }) => {
+    const task = waiting.get(message.id);
+    waiting.delete(message.id);
+    task?.resolve(message.result);
+  });
+  const gone = (): void => {
+    self.worker = undefined;
+    for (const task of waiting.values()) task.resolve(undefined);
+    waiting.clear();
+  };
+  worker.on('error', gone);
+  worker.on('exit', gone);
+  return self;
+}
+
+export class VerifyPool {
+  readonly #module: VerifyWorkerModule;
+  readonly #size: number;
+  readonly #workers: PoolWorker[] = [];
+  #next = 0;
+  #ids = 0;
+
+  constructor(module: VerifyWorkerModule, size: number) {
+    this.#module = module;
+    this.#size = size;
+  }
+
+  /** Checks `task` in a worker; see the module comment. */
+  run(task: SegmentTask): Promise<SegmentResult | undefined> {
+    const slot = this.#next++ % this.#size;
+    this.#workers[slot] ??= startWorker(this.#module);
+    const { worker, waiting } = this.#workers[slot];
+    if (worker === undefined) return Promise.resolve(undefined);
+    const id = this.#ids++;
+    return new Promise((resolve) => {
+      waiting.set(id, { resolve });
+      worker.postMessage({ id, task });
+    });
+  }
+
+  /** Stops every worker (work in progress is dropped; its promises resolve `undefined`). */
+  async close(): Promise<void> {
+    await Promise.all(this.#workers.map((w) => w?.worker?.terminate()));
+  }
+}
