@@ -10,7 +10,9 @@
  *    (canonical-line-check.ts, where the soundness argument is), then hashed where it lies; any
  *    other line takes the general path (`JSON.parse`, the schema, a re-encoding), which names the
  *    failure. A Merkle accumulator runs along, and at each checkpoint's and anchored checkpoint's
- *    size its root is compared: the cost stays linear however many checkpoints there are.
+ *    size its root is compared: the cost stays linear however many checkpoints there are. On a
+ *    large ledger, worker threads check segments of it at the same time, with a result identical
+ *    to the one-thread pass (log-walk.ts).
  * 3. Checkpoints larger than the log (`cp_root`), anchored checkpoints larger than the log
  *    (`truncated_below_anchor`).
  * 4. The verdict: `intact` only when an anchor confirms every record; `unanchored` when the log
