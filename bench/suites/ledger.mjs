@@ -26,6 +26,8 @@ import { DIST, NODE } from '../lib/paths.mjs';
 import { fmtNum, fmtSpread, median } from '../lib/stats.mjs';
 
 const APPEND_TARGET = 100_000;
+/** Verify runs per variant and repeat. */
+const VERIFY_SAMPLES = 3;
 const VERIFY_TARGET = 300_000;
 const IN_FLIGHT = 1024;
 const SELF = fileURLToPath(import.meta.url);
@@ -227,14 +229,17 @@ export default {
           `${v.key} #${r + 1}: ${fmtNum(result.perSecond)} appends/s (${fmtNum(result.perCpuSecond)} per CPU-second)`,
         );
         if (v.key === 'never') {
-          // The default (worker threads, one per CPU up to 4) and one thread, in turn.
-          const check = await runChild({ kind: 'verify', dir });
-          verified.push(check);
-          const single = await runChild({ kind: 'verify', dir, threads: 1 });
-          verifiedOne.push(single);
-          ctx.log(
-            `verify #${r + 1}: ${fmtNum(check.perSecond)} records/s (${fmtNum(check.perCpuSecond)} per CPU-second); one thread ${fmtNum(single.perSecond)}/s`,
-          );
+          // The default (worker threads, one per CPU up to 4) and one thread, in turn, a few times:
+          // each is a second or so, and on a shared machine one sample of each says little.
+          for (let k = 0; k < VERIFY_SAMPLES; k++) {
+            const check = await runChild({ kind: 'verify', dir });
+            verified.push(check);
+            const single = await runChild({ kind: 'verify', dir, threads: 1 });
+            verifiedOne.push(single);
+            ctx.log(
+              `verify #${r + 1}.${k + 1}: ${fmtNum(check.perSecond)} records/s (${fmtNum(check.perCpuSecond)} per CPU-second); one thread ${fmtNum(single.perSecond)}/s`,
+            );
+          }
         }
       }
     }
@@ -244,8 +249,9 @@ export default {
       `Appends: ${fmtNum(IN_FLIGHT)} in flight, realistic events (ids, small \`args\`, a 1 KiB output hashed and never stored),`,
       `checkpoints every 1,000 records; ${fmtNum(records)} appends without fsync, ${fmtNum(syncedRecords)} with. Verify:`,
       `\`verifyLedger\` over the ${fmtNum(records)}-record ledger the no-fsync run wrote (page cache warm), as \`audit verify\``,
-      `runs it (records checked in ${threadsHere()} threads here: one per CPU, at most 4) and with one thread. Each figure is the`,
-      `median over ${repeats} fresh process(es); "per CPU-second" divides by the CPU time the process used, the figure to`,
+      `runs it (records checked in ${threadsHere()} threads here: one per CPU, at most 4) and with one thread, alternately,`,
+      `${VERIFY_SAMPLES} times each per repeat. Each figure is the median over its fresh processes (${repeats} per append variant,`,
+      `${repeats * VERIFY_SAMPLES} per verify variant); "per CPU-second" divides by the CPU time the process used (all its threads), the figure to`,
       'compare on a loaded machine. "One at a time" keeps a single append in flight, so each is written in a batch of',
       `its own: its CPU per append (here ${fmtNum(1e6 / median(cpu(results.one)))} µs) is what a gateway answering one call`,
       'after another pays per call.',
