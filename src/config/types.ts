@@ -206,6 +206,8 @@ export interface AuditConfig {
   readonly dir?: string;
   /** `critical`: fsync before answering a T2+ or denied call, batched otherwise. */
   readonly fsync: FsyncPolicy;
+  /** How long a record that needs no fsync may wait for others to share its write (0: none). */
+  readonly flushDelayMs: number;
   readonly rotateBytes: number;
   readonly checkpoint: { readonly everyRecords: number; readonly everyMs: number };
   /** The checkpoint signing key file; undefined: `<dir>/keys/checkpoint.key`, created on first start. */

@@ -96,6 +96,7 @@ describe('defaults', () => {
       audit: {
         enabled: true,
         fsync: 'critical',
+        flushDelayMs: 20,
         rotateBytes: 64 * 1024 * 1024,
         checkpoint: { everyRecords: 1000, everyMs: 60_000 },
         redact: { keys: [], patterns: [] },

@@ -97,6 +97,28 @@ describe('AuditLedger: writing', () => {
     await ledger.close();
   });
 
+  it('writes as soon as flushRecords appends wait, without waiting out flushDelayMs', async () => {
+    const d = dir();
+    const { io, events } = recordingIo();
+    const ledger = await openLedger(d, { io, flushDelayMs: 60_000, flushRecords: 4 });
+    const failed: unknown[] = [];
+    for (let i = 1; i <= 3; i++) ledger.appendUnawaited(sampleEvent(i), (error) => failed.push(error));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(events).toEqual([]);
+    const fourth = ledger.append(sampleEvent(4));
+    expect(await fourth).toMatchObject({ seq: 4 });
+    expect(events).toEqual([`write ${ledgerFileName(1)} 4`]);
+    // Fewer than four wait for the delay (here: for close), once the flush loop is done (a running
+    // loop takes what is queued when its batch is done).
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    ledger.appendUnawaited(sampleEvent(5), (error) => failed.push(error));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(events).toEqual([`write ${ledgerFileName(1)} 4`]);
+    await ledger.close();
+    expect(readLines(d).map((line) => recordOf(line).seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(failed).toEqual([]);
+  });
+
   it('writes a durable append at once, taking the waiting ones along, and close writes what waits', async () => {
     const d = dir();
     const { io, events } = recordingIo();
@@ -367,6 +389,7 @@ describe('AuditLedger: checkpoints, keys and anchors', () => {
       {
         enabled: true,
         fsync: 'always',
+        flushDelayMs: 7,
         rotateBytes: 1024,
         checkpoint: { everyRecords: 5, everyMs: 0 },
         key: 'keys/mine.key',
@@ -379,6 +402,7 @@ describe('AuditLedger: checkpoints, keys and anchors', () => {
     expect(options).toEqual({
       dir: '/var/lib/switchboard/audit',
       fsync: 'always',
+      flushDelayMs: 7,
       rotateBytes: 1024,
       checkpoint: { everyRecords: 5, everyMs: 0 },
       keyFile: '/var/lib/switchboard/keys/mine.key',

@@ -77,10 +77,12 @@ export interface AuditLedgerOptions {
   /** While unhealthy, probe the file system this often (ms) to recover without an append; default 1000. */
   readonly probeIntervalMs?: number;
   /**
-   * How long a non-durable append may wait for others to share its write (ms); default 2. A durable
+   * How long a non-durable append may wait for others to share its write (ms); default 20. A durable
    * append, a checkpoint and `close` flush at once. 0: every append starts the flush loop at once.
    */
   readonly flushDelayMs?: number;
+  /** Once this many appends wait, they are written without waiting out `flushDelayMs`; default 64. */
+  readonly flushRecords?: number;
 }
 
 /** What `append` resolves with: the record's place in the chain. */
@@ -124,7 +126,8 @@ const DEFAULTS = {
   everyRecords: 1000,
   everyMs: 60_000,
   maxErrorLength: 1024,
-  flushDelayMs: 2,
+  flushDelayMs: 20,
+  flushRecords: 64,
 } as const;
 
 function unavailable(message: string, cause?: unknown): SwitchboardError {
@@ -141,6 +144,7 @@ export function auditLedgerOptions(config: AuditConfig, dataDir: string): AuditL
   return {
     dir,
     fsync: config.fsync,
+    flushDelayMs: config.flushDelayMs,
     rotateBytes: config.rotateBytes,
     checkpoint: config.checkpoint,
     redact: config.redact,
@@ -168,6 +172,7 @@ export class AuditLedger {
   readonly #lock: LedgerLock;
   readonly #probeIntervalMs: number;
   readonly #flushDelayMs: number;
+  readonly #flushRecords: number;
   /** Set while non-durable appends wait to share a write. */
   #flushTimer: NodeJS.Timeout | undefined;
   /** Runs while the ledger is unhealthy: see {@link AuditLedger.healthy}. */
@@ -224,6 +229,7 @@ export class AuditLedger {
     this.#lock = parts.lock;
     this.#probeIntervalMs = options.probeIntervalMs ?? 1000;
     this.#flushDelayMs = options.flushDelayMs ?? DEFAULTS.flushDelayMs;
+    this.#flushRecords = Math.max(1, options.flushRecords ?? DEFAULTS.flushRecords);
     const everyMs = options.checkpoint?.everyMs ?? DEFAULTS.everyMs;
     if (everyMs > 0) {
       this.#timer = setInterval(() => this.#requestCheckpoint(), everyMs);
@@ -358,9 +364,12 @@ export class AuditLedger {
     this.#schedule(durable);
   }
 
-  /** Starts the flush loop now (durable), or within `flushDelayMs` unless it runs or is due already. */
+  /**
+   * Starts the flush loop now (durable, or `flushRecords` waiting), or within `flushDelayMs` unless
+   * it runs or is due already.
+   */
   #schedule(now: boolean): void {
-    if (now || this.#flushDelayMs === 0) {
+    if (now || this.#flushDelayMs === 0 || this.#queue.length >= this.#flushRecords) {
       this.#cancelFlushTimer();
       this.#kick();
       return;

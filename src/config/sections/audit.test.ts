@@ -38,12 +38,13 @@ const auditOf = (audit: unknown, options: Partial<ValidateOptions> = {}): AuditC
 const DEFAULTS: AuditConfig = {
   enabled: true,
   fsync: 'critical',
+  flushDelayMs: 20,
   rotateBytes: 64 * 1024 * 1024,
   checkpoint: { everyRecords: 1000, everyMs: 60_000 },
   redact: { keys: [], patterns: [] },
   maxErrorLength: 1024,
 };
-const AUDIT_KEYS = 'enabled, dir, fsync, rotate, checkpoint, key, anchor, redact, maxErrorLength';
+const AUDIT_KEYS = 'enabled, dir, fsync, flushDelay, rotate, checkpoint, key, anchor, redact, maxErrorLength';
 const LIST_EXPECTED = 'a list, e.g. [a, b] or one "- item" per line';
 const DURATION_EXPECTED =
   'a duration: a whole number of milliseconds or a number with a unit ms, s, m, h or d (e.g. 250ms, 30s, 10m, 1h)';
@@ -83,6 +84,7 @@ describe('audit defaults', () => {
     ['max_error_length', 'maxErrorLength'],
     ['keyFile', 'key'],
     ['checkpoints', 'checkpoint'],
+    ['flush_delay', 'flushDelay'],
   ])('reports the unknown key %j, suggesting %j', (key, suggestion) => {
     expect(issue(withAudit({ [key]: 1 }))).toEqual({
       path: `audit.${key}`,
@@ -195,6 +197,26 @@ describe('audit paths: dir, key, anchor.path', () => {
       found: '7',
       expected: `a ${what} (relative to the configuration file)`,
     });
+  });
+});
+
+describe('audit.flushDelay', () => {
+  it.each([
+    ['20ms', 20],
+    ['0', 0],
+    [0, 0],
+    ['1s', 1000],
+    [250, 250],
+  ])('reads %j as %d ms', (flushDelay, ms) => {
+    expect(auditOf({ flushDelay }).flushDelayMs).toBe(ms);
+  });
+
+  it.each([
+    ['2s', '2000ms', 'at most 1s (records wait in memory that long)'],
+    ['-5ms', '"-5ms"', `${DURATION_EXPECTED}; 0 disables`],
+    ['soon', '"soon"', `${DURATION_EXPECTED}; 0 disables`],
+  ])('refuses %j', (flushDelay, found, expected) => {
+    expect(issue(withAudit({ flushDelay }))).toMatchObject({ path: 'audit.flushDelay', found, expected });
   });
 });
 

@@ -11,6 +11,7 @@ export const AUDIT_KEYS = [
   'enabled',
   'dir',
   'fsync',
+  'flushDelay',
   'rotate',
   'checkpoint',
   'key',
@@ -22,10 +23,13 @@ export const CHECKPOINT_KEYS = ['every', 'interval'] as const;
 export const ANCHOR_KEYS = ['path', 'url', 'headers'] as const;
 export const REDACT_KEYS = ['keys', 'patterns'] as const;
 const FSYNC: readonly FsyncPolicy[] = ['always', 'critical', 'never'];
+/** `flushDelay` at most: a record waits in memory up to that long before it is written. */
+const MAX_FLUSH_DELAY_MS = 1000;
 
 export const AUDIT_DEFAULTS: AuditConfig = {
   enabled: true,
   fsync: 'critical',
+  flushDelayMs: 20,
   rotateBytes: 64 * 1024 * 1024,
   checkpoint: { everyRecords: 1000, everyMs: 60_000 },
   redact: { keys: [], patterns: [] },
@@ -94,6 +98,10 @@ export function readAudit(c: Checker, raw: unknown): AuditConfig {
   const enabled = c.boolean(f, p, 'enabled', d.enabled);
   const dir = pathSetting(c, f, p, 'dir', 'directory path');
   const fsync = c.choice(f, p, 'fsync', FSYNC, d.fsync);
+  const flushDelayMs = c.duration(f, p, 'flushDelay', d.flushDelayMs, true);
+  if (flushDelayMs > MAX_FLUSH_DELAY_MS) {
+    c.issue([...p, 'flushDelay'], `${flushDelayMs}ms`, 'at most 1s (records wait in memory that long)');
+  }
   const rotateBytes = c.size(f, p, 'rotate', d.rotateBytes, false);
   const cp = [...p, 'checkpoint'];
   const cf = c.section(f.get('checkpoint'), cp, CHECKPOINT_KEYS);
@@ -149,6 +157,7 @@ export function readAudit(c: Checker, raw: unknown): AuditConfig {
   return {
     enabled,
     fsync,
+    flushDelayMs: Math.min(flushDelayMs, MAX_FLUSH_DELAY_MS),
     rotateBytes,
     checkpoint: { everyRecords, everyMs },
     redact: { keys, patterns },
