@@ -54,8 +54,6 @@ export interface WalkResult {
   readonly segments: { readonly planned: number; readonly accepted: number };
 }
 
-export type { VerifyWorkerModule } from './verify-pool.js';
-
 /** How the walk may use worker threads. */
 export interface WalkParallelism {
   /** Threads, this one included; 1 walks sequentially. */
@@ -110,7 +108,7 @@ interface Segment {
   readonly start: LinePlace;
   readonly stop: LinePlace | undefined;
   readonly own: boolean;
-  result?: Promise<SegmentResult | undefined>;
+  handedOut?: { readonly task: SegmentTask; readonly result: Promise<SegmentResult | undefined> };
 }
 
 /** The record pass; see the module comment. */
@@ -203,12 +201,14 @@ export class LogWalk {
         for (; handedOut < Math.min(segments.length, i + ahead); handedOut++) {
           const next = segments[handedOut] as Segment;
           if (!next.own) {
-            next.result = pool.run(this.#task(next));
+            const task = this.#task(next);
+            next.handedOut = { task, result: pool.run(task) };
             this.#planned++;
           }
         }
         const segment = segments[i] as Segment;
-        at = segment.own ? await this.#scan(at, segment.stop) : await this.#take(segment, at);
+        const { handedOut: worker } = segment;
+        at = worker === undefined ? await this.#scan(at, segment.stop) : await this.#take(worker, at);
       }
     } finally {
       await pool.close();
@@ -219,9 +219,11 @@ export class LogWalk {
    * A worker's segment starting at `at`: its records taken when its result is accepted, the rest
    * walked here otherwise. Resolves where the next segment starts, `undefined` when the walk is over.
    */
-  async #take(segment: Segment, at: Place): Promise<Place | undefined> {
-    const task = this.#task(segment);
-    const result = await segment.result;
+  async #take(
+    { task, result: pending }: NonNullable<Segment['handedOut']>,
+    at: Place,
+  ): Promise<Place | undefined> {
+    const result = await pending;
     if (result === undefined || !this.#accepts(task, result)) {
       await this.#scan(at);
       return undefined;

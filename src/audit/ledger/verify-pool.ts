@@ -12,19 +12,15 @@ export interface VerifyWorkerModule {
   readonly url: URL;
 }
 
-interface Waiting {
-  readonly resolve: (result: SegmentResult | undefined) => void;
-}
-
 interface PoolWorker {
   /** `undefined` once it could not start, failed or ended. */
   worker: Worker | undefined;
-  /** Its tasks without an answer yet, by id. */
-  readonly waiting: Map<number, Waiting>;
+  /** How to settle its tasks without an answer yet, by id. */
+  readonly waiting: Map<number, (result: SegmentResult | undefined) => void>;
 }
 
 function startWorker(module: VerifyWorkerModule): PoolWorker {
-  const waiting = new Map<number, Waiting>();
+  const waiting: PoolWorker['waiting'] = new Map();
   let worker: Worker;
   try {
     worker = new Worker(module.url, { stdout: true, stderr: true });
@@ -36,13 +32,13 @@ function startWorker(module: VerifyWorkerModule): PoolWorker {
   worker.stdout.resume();
   worker.stderr.resume();
   worker.on('message', (message: { id: number; result?: SegmentResult }) => {
-    const task = waiting.get(message.id);
+    const settle = waiting.get(message.id);
     waiting.delete(message.id);
-    task?.resolve(message.result);
+    settle?.(message.result);
   });
   const gone = (): void => {
     self.worker = undefined;
-    for (const task of waiting.values()) task.resolve(undefined);
+    for (const settle of waiting.values()) settle(undefined);
     waiting.clear();
   };
   worker.on('error', gone);
@@ -70,7 +66,7 @@ export class VerifyPool {
     if (worker === undefined) return Promise.resolve(undefined);
     const id = this.#ids++;
     return new Promise((resolve) => {
-      waiting.set(id, { resolve });
+      waiting.set(id, resolve);
       worker.postMessage({ id, task });
     });
   }

@@ -25,13 +25,14 @@ import { join } from 'node:path';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { type NoteVerifier, parseVerifierKey } from '../signed-note.js';
 import { CHECKPOINTS_FILE, listLedgerFiles, VERIFIER_KEY_FILE } from './ledger-paths.js';
-import { LogWalk, type VerifyWorkerModule, type WalkParallelism, type WalkResult } from './log-walk.js';
+import { LogWalk, type WalkParallelism, type WalkResult } from './log-walk.js';
 import {
   checkCheckpointLines,
   type RootTarget,
   readSmallFile,
   type SmallFile,
 } from './verify-checkpoints.js';
+import type { VerifyWorkerModule } from './verify-pool.js';
 import { earliestBreak, type VerifyBreak, type VerifyReport } from './verify-report.js';
 
 export type { VerifyBreak, VerifyReason, VerifyReport, VerifyStatus } from './verify-report.js';
@@ -51,7 +52,7 @@ export interface VerifyOptions {
    * {@link MAX_DEFAULT_THREADS}; 1 checks them one after another. The report is the same either way.
    */
   readonly threads?: number;
-  /** Ledgers smaller than this many bytes are checked by one thread. Default 8 MiB. */
+  /** Ledgers smaller than this many bytes are checked by one thread. Default {@link PARALLEL_MIN_BYTES}. */
   readonly parallelMinBytes?: number;
   /**
    * Segments handed to worker threads hold at most about this many bytes of record lines (their
@@ -65,6 +66,9 @@ export interface VerifyOptions {
 /** The default of `threads` on a machine with many CPUs: past it, reading the files dominates. */
 export const MAX_DEFAULT_THREADS = 4;
 
+/** Below this many bytes of ledger files, starting worker threads costs more than they save: 8 MiB. */
+export const PARALLEL_MIN_BYTES = 8 * 1024 * 1024;
+
 const DEFAULT_WORKER: VerifyWorkerModule = { url: new URL('./verify-worker.js', import.meta.url) };
 
 function parallelism(options: VerifyOptions): WalkParallelism {
@@ -73,7 +77,7 @@ function parallelism(options: VerifyOptions): WalkParallelism {
     throw new SwitchboardError(SbErrorCode.UsageError, `threads must be a positive integer, not ${threads}`);
   return {
     threads,
-    minBytes: options.parallelMinBytes ?? 8 * 1024 * 1024,
+    minBytes: options.parallelMinBytes ?? PARALLEL_MIN_BYTES,
     maxSegmentBytes: Math.max(1, options.parallelSegmentBytes ?? 64 * 1024 * 1024),
     worker: options.worker ?? DEFAULT_WORKER,
   };

@@ -16,6 +16,7 @@ import {
   type InclusionProofDocument,
   lastRecords,
   MAX_DEFAULT_THREADS,
+  PARALLEL_MIN_BYTES,
   proveInclusion,
   type StoredRecord,
   VERIFIER_KEY_FILE,
@@ -149,7 +150,7 @@ export function registerAuditCommands(program: Command): void {
     .option('--json', 'print the report as JSON')
     .option(
       '--threads <n>',
-      `threads checking records at once (default: the CPUs, at most ${MAX_DEFAULT_THREADS}; ledgers under 8 MiB use one)`,
+      `threads checking records at once (default: the CPUs, at most ${MAX_DEFAULT_THREADS}; ledgers under ${PARALLEL_MIN_BYTES / 1024 / 1024} MiB use one)`,
       integerOption(1),
     )
     .option('--data-dir <dir>', DATA_DIR_HELP)

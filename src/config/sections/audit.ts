@@ -157,7 +157,7 @@ export function readAudit(c: Checker, raw: unknown): AuditConfig {
   return {
     enabled,
     fsync,
-    flushDelayMs: Math.min(flushDelayMs, MAX_FLUSH_DELAY_MS),
+    flushDelayMs,
     rotateBytes,
     checkpoint: { everyRecords, everyMs },
     redact: { keys, patterns },

@@ -13,9 +13,9 @@ import type { AuditEvent } from '../audit-event.js';
 import { AuditLedger, type AuditLedgerOptions } from '../audit-ledger.js';
 import { CHECKPOINT_GENESIS, checkpointLineHash, formatCheckpointLine } from '../checkpoint-line.js';
 import { CHECKPOINTS_FILE, ledgerFileName, SIGNER_KEY_FILE } from '../ledger-paths.js';
-import type { VerifyWorkerModule } from '../log-walk.js';
 import { encodeRecordLine } from '../record-line.js';
 import { type VerifyOptions, type VerifyReport, verifyLedger } from '../verify.js';
+import type { VerifyWorkerModule } from '../verify-pool.js';
 
 /** A fresh temporary directory, removed by `cleanup`. */
 export function tempDir(prefix = 'sb-ledger-'): { dir: string; cleanup: () => void } {
