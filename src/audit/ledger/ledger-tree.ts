@@ -37,7 +37,7 @@ const NODE_INPUT = Buffer.alloc(65, 0x01);
  * RFC 6962 node hash of two latin1 digests, as a latin1 digest. The digests are copied in by a
  * loop (one character per byte), cheaper here than two `Buffer#write` calls and a view.
  */
-function nodeDigest(left: string, right: string): string {
+export function nodeDigest(left: string, right: string): string {
   const input = NODE_INPUT;
   for (let k = 0; k < 32; k++) {
     input[1 + k] = left.charCodeAt(k);
@@ -67,6 +67,30 @@ export class LedgerTree {
     }
     this.#peaks.push(digest);
     this.#size++;
+  }
+
+  /**
+   * Appends the 2^height leaves under a perfect subtree at once, by its root's digest. The size must
+   * be a multiple of 2^height (the subtree is aligned, as the subtrees of a compact range are).
+   */
+  appendSubtree(height: number, digest: string): void {
+    const leaves = 2 ** height;
+    if (this.#size % leaves !== 0)
+      throw new RangeError(`a subtree of ${leaves} leaves cannot follow ${this.#size}`);
+    let node = digest;
+    for (let rest = this.#size / leaves; rest % 2 === 1; rest = (rest - 1) / 2) {
+      node = nodeDigest(this.#peaks.pop() as string, node);
+    }
+    this.#peaks.push(node);
+    this.#size += leaves;
+  }
+
+  /** An independent copy (appending to either leaves the other as it was). */
+  copy(): LedgerTree {
+    const tree = new LedgerTree();
+    tree.#peaks.push(...this.#peaks);
+    tree.#size = this.#size;
+    return tree;
   }
 
   /** Appends a record line: its bytes without the newline, `data[start, end)` (default: all of it). */

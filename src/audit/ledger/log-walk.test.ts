@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHECKPOINTS_FILE, listLedgerFiles } from './ledger-paths.js';
-import { LogWalk } from './log-walk.js';
+import { LedgerTree } from './ledger-tree.js';
+import { LogWalk, segmentCount } from './log-walk.js';
 import { encodeRecordLine } from './record-line.js';
 import { tempDir, testVerifyWorker, writeLedger } from './test-support/ledger-fixture.js';
 import { verifyLedger } from './verify.js';
+import type { RootTarget } from './verify-checkpoints.js';
 import { ledgerSizes, segmentStarts } from './verify-split.js';
 
 let root: string;
@@ -47,20 +49,58 @@ describe('LogWalk in segments', () => {
     const sequential = await new LogWalk(honest, files, [], watch).run();
     for (const threads of [2, 3, 5]) {
       const walk = await new LogWalk(honest, files, [], watch).run(parallel(threads));
-      expect(walk.segments).toEqual({ planned: threads - 1, accepted: threads - 1 });
+      // The workers take segments from the back, one each to start with, more as they finish.
+      expect(walk.segments.planned).toBeGreaterThanOrEqual(threads - 1);
+      expect(walk.segments.accepted).toBe(walk.segments.planned);
       expect(walk.records).toBe(300);
       expect(walk.failure).toBeUndefined();
       expect(walk.positions).toEqual(sequential.positions);
     }
-    // Small segments: rounds of three (this thread's, then two workers'), the workers reused.
-    const total = (await ledgerSizes(honest, files)).reduce((a, b) => a + b, 0);
-    const rounds = Math.ceil(total / (3 * 12 * 1024));
-    expect(rounds).toBeGreaterThanOrEqual(3);
-    const walk = await new LogWalk(honest, files, [], watch).run(parallel(3, 12 * 1024));
-    expect(walk.segments).toEqual({ planned: 2 * rounds, accepted: 2 * rounds });
-    expect(walk.records).toBe(300);
-    expect(walk.positions).toEqual(sequential.positions);
     expect(sequential.segments).toEqual({ planned: 0, accepted: 0 });
+  });
+
+  it('cuts more segments than the threads want when segments are small, and still takes all it hands out', async () => {
+    const total = (await ledgerSizes(honest, files)).reduce((a, b) => a + b, 0);
+    expect(segmentCount(total, { threads: 3, maxSegmentBytes: 1 << 30 })).toBe(24);
+    expect(segmentCount(total, { threads: 3, maxSegmentBytes: 2 * 1024 })).toBe(Math.ceil(total / 2048));
+    const walk = await new LogWalk(honest, files, [], [1, 300]).run(parallel(3, 2 * 1024));
+    expect(walk.segments.planned).toBeGreaterThanOrEqual(2);
+    expect(walk.segments.accepted).toBe(walk.segments.planned);
+    expect(walk.records).toBe(300);
+  });
+
+  it('compares the checkpoint roots inside the workers’ segments, and takes them when they hold', async () => {
+    // A root target every 7 records (sizes that fall anywhere in the segments), computed here.
+    const tree = new LedgerTree();
+    const targets: RootTarget[] = [];
+    for (const file of files) {
+      for (const line of linesOf(honest, file).slice(0, -1)) {
+        tree.appendLine(Buffer.from(line, 'latin1'));
+        if (tree.size % 7 === 0)
+          targets.push({
+            size: tree.size,
+            root: tree.root(),
+            origin: 'test',
+            file: CHECKPOINTS_FILE,
+            line: tree.size / 7,
+          });
+      }
+    }
+    expect(tree.size).toBe(300);
+    for (const threads of [2, 3]) {
+      const walk = await new LogWalk(honest, files, targets, []).run(parallel(threads));
+      expect(walk.failure).toBeUndefined();
+      expect(walk.segments.planned).toBeGreaterThanOrEqual(threads - 1);
+      expect(walk.segments.accepted).toBe(walk.segments.planned);
+    }
+    // One wrong root, late (inside a worker's segment): the failure the sequential walk reports.
+    const wrong = targets.map((t) => (t.size === 294 ? { ...t, root: Buffer.alloc(32) } : t));
+    const sequential = await new LogWalk(honest, files, wrong, []).run();
+    expect(sequential.failure).toMatchObject({ seq: 294, reason: 'cp_root', line: 42 });
+    const walk = await new LogWalk(honest, files, wrong, []).run(parallel(3));
+    expect(walk.segments.accepted).toBe(walk.segments.planned);
+    expect(walk.failure).toEqual(sequential.failure);
+    expect(walk.records).toBe(sequential.records);
   });
 
   it('stays sequential below the size limit', async () => {
@@ -114,24 +154,29 @@ function forgeFrom(dir: string, names: readonly string[], seq: number, prev: (re
 }
 
 describe('seams', () => {
-  /** The seq of the first record of the first worker's segment with three threads. */
-  async function secondSegmentSeq(): Promise<number> {
+  /** The seq of the first record of the last segment (a worker's first) with three threads. */
+  async function lastSegmentSeq(): Promise<number> {
     const sizes = await ledgerSizes(honest, files);
-    const [start] = await segmentStarts(honest, files, sizes, [0.8, 1, 1]);
+    const count = segmentCount(
+      sizes.reduce((a, b) => a + b, 0),
+      { threads: 3, maxSegmentBytes: 1 << 30 },
+    );
+    const start = (await segmentStarts(honest, files, sizes, new Array<number>(count).fill(1))).at(-1);
     const { file, offset } = start as { file: string; offset: number };
     const before = readFileSync(join(honest, file)).subarray(0, offset);
     return JSON.parse(linesOf(honest, file)[before.toString('latin1').split('\n').length - 1] as string).seq;
   }
 
   it('a segment whose first record does not chain to the walk is not taken: prev_mismatch, as one thread says', async () => {
-    const seq = await secondSegmentSeq();
+    const seq = await lastSegmentSeq();
     const dir = join(root, 'forged-prev');
     cpSync(honest, dir, { recursive: true });
     forgeFrom(dir, files, seq, () => 'f'.repeat(64));
     const one = await verifyLedger({ dir, threads: 1 });
     expect(one.firstBreak).toMatchObject({ seq, reason: 'prev_mismatch' });
     const walk = await new LogWalk(dir, files, [], []).run(parallel(3));
-    expect(walk.segments.accepted).toBe(0);
+    // All the workers' segments before it are taken; it is not.
+    expect(walk.segments.accepted).toBe(walk.segments.planned - 1);
     expect(walk.failure).toMatchObject({ seq, reason: 'prev_mismatch' });
     expect(await verifyLedger({ dir, threads: 3, parallelMinBytes: 0, worker: testVerifyWorker() })).toEqual(
       one,
@@ -139,14 +184,14 @@ describe('seams', () => {
   });
 
   it('a re-chained segment that does chain is taken, and the checkpoint roots still catch it', async () => {
-    const seq = await secondSegmentSeq();
+    const seq = await lastSegmentSeq();
     const dir = join(root, 'forged-chained');
     cpSync(honest, dir, { recursive: true });
     forgeFrom(dir, files, seq, (real) => real);
     const one = await verifyLedger({ dir, threads: 1 });
     expect(one.firstBreak).toMatchObject({ seq: Math.ceil(seq / 10) * 10, reason: 'cp_root' });
     const walk = await new LogWalk(dir, files, [], []).run(parallel(3));
-    expect(walk.segments.accepted).toBe(2);
+    expect(walk.segments.accepted).toBe(walk.segments.planned);
     expect(await verifyLedger({ dir, threads: 3, parallelMinBytes: 0, worker: testVerifyWorker() })).toEqual(
       one,
     );

@@ -4,20 +4,27 @@
  * the failure; a Merkle accumulator runs along and its root is compared at every checkpoint's size.
  *
  * Parallel: with `threads > 1` and a ledger large enough, the lines are cut into segments (at line
- * boundaries) in rounds of `threads`: in each round this thread walks the first segment and worker
- * threads check the others at the same time (verify-segment.ts), each handing back its leaf
- * digests. This thread takes the segments' results in order: one is accepted only when it starts
- * exactly where the walk stands (seq and prev_hash), and the walk then jumps past the lines it
- * proved, their leaves going into the tree (with the root comparisons). At the first segment that
- * is not accepted, or at the first line a segment could not prove, the walk goes on line by line
- * from there to the end, and the workers are stopped. So the report, break and line numbers
- * included, is the sequential walk's, whatever the segments saw. Segments are at most
- * `maxSegmentBytes` and only a few rounds are handed out ahead of the walk, so the leaves waiting
- * in memory stay bounded however large the ledger.
+ * boundaries) of equal size, several per thread. This thread walks them from the front while the
+ * worker threads (verify-segment.ts) take them from the back, one at a time each, the last segment
+ * not yet taken whenever a worker is idle, never the one this thread is in. Where they meet depends
+ * only on how fast each goes, so no thread waits for long: at most for the one segment a worker is
+ * still checking when this thread reaches it. A worker hands back its records' Merkle leaves as a
+ * compact range, with a copy at each checkpoint size inside it (compact-range.ts), so what waits in
+ * memory is a few digests per segment, however large the ledger.
+ *
+ * This thread takes the workers' results in order, when it reaches them: one is accepted only when
+ * it starts exactly where the walk stands (seq and prev_hash); the checkpoint roots inside it are
+ * compared (the tree so far plus the range at that size) and the walk jumps past the lines it
+ * proved, adding the range to the tree. At the first segment that is not accepted, or at the first
+ * line a segment could not prove, the walk goes on line by line from there to the end, and the
+ * workers are stopped. So the report, break and line numbers included, is the sequential walk's,
+ * whatever the segments saw.
  */
+
 import { canonicalJson } from './canonical-record.js';
+import { appendRange, type CompactRange, rootWithRange } from './compact-range.js';
 import { CHECKPOINTS_FILE } from './ledger-paths.js';
-import { LEDGER_LEAF_BYTES, LedgerTree, leafDigest } from './ledger-tree.js';
+import { LedgerTree, leafDigest } from './ledger-tree.js';
 import { type ScannedLine, scanLines } from './line-scanner.js';
 import { ENTRY_HASH_SUFFIX_HEAD, ENTRY_HASH_SUFFIX_LENGTH, GENESIS_HASH } from './record-line.js';
 import { recordSchemaProblem } from './record-schema.js';
@@ -60,19 +67,24 @@ export interface WalkParallelism {
   readonly threads: number;
   /** Below this many bytes of ledger files the walk stays sequential (starting workers costs more). */
   readonly minBytes: number;
-  /** Segments hold at most about this many bytes (so at most that many bytes' leaves wait per segment). */
+  /** Segments hold at most about this many bytes (more segments than the threads want, then). */
   readonly maxSegmentBytes: number;
   readonly worker: VerifyWorkerModule;
 }
 
 /**
- * This thread's segment in a round, relative to a worker's: it also builds the tree of every
- * segment's leaves (a node hash per record, about a sixth of a record's checks), so it gets less.
+ * Segments per thread. More make the meeting point finer (the last wait is one segment at most) and
+ * cost a file open and a message each.
  */
-const OWN_WEIGHT = 0.8;
+const SEGMENTS_PER_THREAD = 8;
 
-/** Rounds of segments handed to the workers ahead of the walk. */
-const ROUNDS_AHEAD = 2;
+/** How many segments a parallel walk over `totalBytes` of ledger files cuts (see the module comment). */
+export function segmentCount(
+  totalBytes: number,
+  parallel: Pick<WalkParallelism, 'threads' | 'maxSegmentBytes'>,
+): number {
+  return Math.max(parallel.threads * SEGMENTS_PER_THREAD, Math.ceil(totalBytes / parallel.maxSegmentBytes));
+}
 
 /**
  * The hash a line states in its suffix, or undefined when the line does not end with an
@@ -103,11 +115,10 @@ function canonicalProblem(record: Record<string, unknown>, text: string): string
     : 'the line is not the RFC 8785 canonical form of its record';
 }
 
-/** A segment of a parallel walk: this thread's, or a worker's (with its task, once handed out). */
+/** A segment of a parallel walk: its task and result once a worker took it. */
 interface Segment {
   readonly start: LinePlace;
   readonly stop: LinePlace | undefined;
-  readonly own: boolean;
   handedOut?: { readonly task: SegmentTask; readonly result: Promise<SegmentResult | undefined> };
 }
 
@@ -116,6 +127,8 @@ export class LogWalk {
   readonly #dir: string;
   readonly #files: readonly string[];
   readonly #targets: readonly RootTarget[];
+  /** The targets' sizes, ascending, each once (what a segment copies its range at). */
+  readonly #targetSizes: readonly number[];
   readonly #watch: readonly number[];
   readonly #hasher = new EntryHasher();
   readonly #tree = new LedgerTree();
@@ -137,6 +150,7 @@ export class LogWalk {
     this.#dir = dir;
     this.#files = files;
     this.#targets = targets;
+    this.#targetSizes = [...new Set(targets.map((t) => t.size))].sort((a, b) => a - b);
     this.#watch = watch;
   }
 
@@ -163,19 +177,12 @@ export class LogWalk {
     const sizes = await ledgerSizes(this.#dir, this.#files);
     const total = sizes.reduce((a, b) => a + b, 0);
     if (total < parallel.minBytes) return [];
-    const { threads } = parallel;
-    const rounds = Math.max(1, Math.ceil(total / (threads * parallel.maxSegmentBytes)));
-    const weights: number[] = [];
-    for (let r = 0; r < rounds; r++) weights.push(OWN_WEIGHT, ...new Array<number>(threads - 1).fill(1));
+    const weights = new Array<number>(segmentCount(total, parallel)).fill(1);
     const starts: SegmentStart[] = [
       { file: this.#files[0] as string, offset: 0, index: 0 },
       ...(await segmentStarts(this.#dir, this.#files, sizes, weights)),
     ];
-    return starts.map((start, i) => ({
-      start,
-      stop: starts[i + 1],
-      own: start.index % threads === 0,
-    }));
+    return starts.map((start, i) => ({ start, stop: starts[i + 1] }));
   }
 
   #task(segment: Segment): SegmentTask {
@@ -188,29 +195,37 @@ export class LogWalk {
       startOffset: start.offset,
       ...(stop === undefined ? {} : { stop: { file: stop.file, offset: stop.offset } }),
       watch: this.#watch,
+      targets: this.#targetSizes,
     };
   }
 
   async #runSegments(segments: readonly Segment[], parallel: WalkParallelism): Promise<void> {
     const pool = new VerifyPool(parallel.worker, parallel.threads - 1);
-    const ahead = ROUNDS_AHEAD * parallel.threads;
-    let handedOut = 0;
+    /** The segment this thread is in; the workers have taken those from `back` on. */
+    let current = 0;
+    let back = segments.length;
+    let walking = true;
+    const handOut = (): void => {
+      while (walking && pool.idle > 0 && back - 1 > current) {
+        const segment = segments[--back] as Segment;
+        const task = this.#task(segment);
+        const result = pool.run(task);
+        segment.handedOut = { task, result };
+        this.#planned++;
+        // That worker is idle again: the next segment from the back, if this thread is not there yet.
+        void result.then(handOut);
+      }
+    };
     try {
       let at: Place | undefined = { file: this.#files[0] as string, offset: 0, lineNo: 1 };
-      for (let i = 0; i < segments.length && at !== undefined; i++) {
-        for (; handedOut < Math.min(segments.length, i + ahead); handedOut++) {
-          const next = segments[handedOut] as Segment;
-          if (!next.own) {
-            const task = this.#task(next);
-            next.handedOut = { task, result: pool.run(task) };
-            this.#planned++;
-          }
-        }
-        const segment = segments[i] as Segment;
+      for (; current < segments.length && at !== undefined; current++) {
+        handOut();
+        const segment = segments[current] as Segment;
         const { handedOut: worker } = segment;
         at = worker === undefined ? await this.#scan(at, segment.stop) : await this.#take(worker, at);
       }
     } finally {
+      walking = false;
       await pool.close();
     }
   }
@@ -244,23 +259,48 @@ export class LogWalk {
 
   /**
    * Whether a segment's result continues the walk exactly (its first record is the next seq and
-   * chains to the last) and was proven to its end or to a line it stopped at.
+   * chains to the last, its range continues the tree) and was proven to its end or to a line it
+   * stopped at.
    */
   #accepts(task: SegmentTask, result: SegmentResult): boolean {
-    const { first } = result;
+    const { first, range } = result;
     if (first === undefined || first.seq !== this.#expected || first.prev !== this.#prev) return false;
+    // Its range continues the tree, with a copy at every root target inside it.
+    const begin = this.#tree.size;
+    const end = begin + result.records;
+    if (range.begin !== begin || range.end !== end) return false;
+    for (const size of this.#targetSizes) {
+      if (size > begin && size <= end && !result.atTargets.some((r) => r.begin === begin && r.end === size))
+        return false;
+    }
     return result.stoppedAt !== undefined || task.stop === undefined || result.stopLineNo !== undefined;
   }
 
-  /** Takes an accepted segment's records: their leaves into the tree (with root comparisons). */
+  /**
+   * Takes an accepted segment's records: the roots of the checkpoints inside it compared (as
+   * {@link LogWalk.#appendLeaf} would, record by record), then its range added to the tree.
+   */
   #absorb(task: SegmentTask, result: SegmentResult, startLineNo: number): void {
     for (const [seq, file, lineNo] of result.positions)
       this.#positions.set(seq, { file, lineNo: segmentLineNo(task, startLineNo, file, lineNo) });
-    const leaves = Buffer.from(result.leaves.buffer, result.leaves.byteOffset, result.leaves.byteLength);
-    for (let i = 0; i < result.records; i++) {
-      const at = i * LEDGER_LEAF_BYTES;
-      if (!this.#appendLeaf(leaves.toString('latin1', at, at + LEDGER_LEAF_BYTES))) return;
+    const tree = this.#tree;
+    const begin = tree.size;
+    const end = begin + result.records;
+    const targets = this.#targets;
+    // A target at or below the tree's size is never reached (the walk compares at equality).
+    while (this.#next < targets.length) {
+      const target = targets[this.#next] as RootTarget;
+      if (target.size <= begin || target.size > end) break;
+      const range = result.atTargets.find((r) => r.end === target.size) as CompactRange;
+      if (!rootWithRange(tree, range).equals(target.root)) {
+        this.#expected = target.size + 1;
+        this.#rootFailure(target);
+        return;
+      }
+      this.#next++;
     }
+    appendRange(tree, result.range);
+    this.#expected = end + 1;
     this.#prev = result.last;
   }
 
@@ -337,19 +377,23 @@ export class LogWalk {
     while (this.#next < targets.length && (targets[this.#next] as RootTarget).size === tree.size) {
       const target = targets[this.#next] as RootTarget;
       if (!tree.root().equals(target.root)) {
-        const anchored = target.file !== CHECKPOINTS_FILE;
-        this.#failure = {
-          seq: target.size,
-          reason: anchored ? 'anchor_root_mismatch' : 'cp_root',
-          detail: `the root of the first ${target.size} records is not the ${anchored ? 'anchored ' : ''}checkpoint's`,
-          file: target.file,
-          line: target.line,
-        };
+        this.#rootFailure(target);
         return false;
       }
       this.#next++;
     }
     return true;
+  }
+
+  #rootFailure(target: RootTarget): void {
+    const anchored = target.file !== CHECKPOINTS_FILE;
+    this.#failure = {
+      seq: target.size,
+      reason: anchored ? 'anchor_root_mismatch' : 'cp_root',
+      detail: `the root of the first ${target.size} records is not the ${anchored ? 'anchored ' : ''}checkpoint's`,
+      file: target.file,
+      line: target.line,
+    };
   }
 
   #lineFailure(line: ScannedLine, problems: [VerifyReason, string][]): undefined {

@@ -1,8 +1,9 @@
 /**
  * The worker threads of a parallel `verifyLedger`, started on first use and reused for every
- * segment: tasks go to the workers in turn, and each worker checks its tasks in the order sent.
- * A task's promise never rejects: `undefined` means no result (the worker could not start, failed,
- * or reported an I/O error), and the verifier then walks that segment itself.
+ * segment: a task goes to an idle worker (one started for it while fewer than the pool's size
+ * run), else to the least busy one, and each worker checks its tasks in the order sent. A task's
+ * promise never rejects: `undefined` means no result (the worker could not start, failed, or
+ * reported an I/O error), and the verifier then walks that segment itself.
  */
 import { Worker } from 'node:worker_threads';
 import type { SegmentResult, SegmentTask } from './verify-segment.js';
@@ -50,7 +51,6 @@ export class VerifyPool {
   readonly #module: VerifyWorkerModule;
   readonly #size: number;
   readonly #workers: PoolWorker[] = [];
-  #next = 0;
   #ids = 0;
 
   constructor(module: VerifyWorkerModule, size: number) {
@@ -58,12 +58,27 @@ export class VerifyPool {
     this.#size = size;
   }
 
+  /** Workers with nothing to do: running and waiting for a task, or not started yet. */
+  get idle(): number {
+    let idle = this.#size - this.#workers.length;
+    for (const w of this.#workers) if (w.worker !== undefined && w.waiting.size === 0) idle++;
+    return idle;
+  }
+
   /** Checks `task` in a worker; see the module comment. */
   run(task: SegmentTask): Promise<SegmentResult | undefined> {
-    const slot = this.#next++ % this.#size;
-    this.#workers[slot] ??= startWorker(this.#module);
-    const { worker, waiting } = this.#workers[slot];
-    if (worker === undefined) return Promise.resolve(undefined);
+    let chosen: PoolWorker | undefined;
+    for (const w of this.#workers) {
+      if (w.worker !== undefined && (chosen === undefined || w.waiting.size < chosen.waiting.size))
+        chosen = w;
+    }
+    if ((chosen === undefined || chosen.waiting.size > 0) && this.#workers.length < this.#size) {
+      chosen = startWorker(this.#module);
+      this.#workers.push(chosen);
+    }
+    const worker = chosen?.worker;
+    if (chosen === undefined || worker === undefined) return Promise.resolve(undefined);
+    const { waiting } = chosen;
     const id = this.#ids++;
     return new Promise((resolve) => {
       waiting.set(id, resolve);

@@ -10,8 +10,12 @@
  * cannot prove (tampering, or merely a line some other writer produced) or a torn line it stops and
  * says where, and the caller's sequential walk, which names every failure, goes on from that line.
  * So a parallel verification reports exactly what a sequential one does.
+ *
+ * The records' Merkle leaves go into a compact range (compact-range.ts), handed back with a copy
+ * taken at each checkpoint size inside it: the caller adds the segment to its tree, and compares
+ * its checkpoints' roots, with a few node hashes instead of one per record.
  */
-import { LEDGER_LEAF_BYTES } from './ledger-tree.js';
+import { type CompactRange, RangeBuilder } from './compact-range.js';
 import { scanLines } from './line-scanner.js';
 import { EntryHasher, verifyWrittenLine, writtenLineLeaf } from './written-line.js';
 
@@ -34,6 +38,8 @@ export interface SegmentTask {
   readonly stop?: LinePlace;
   /** Seqs whose line numbers the caller wants (for its report). */
   readonly watch: readonly number[];
+  /** Tree sizes (ascending) at which the caller compares roots: the range is copied at each (once). */
+  readonly targets: readonly number[];
 }
 
 /**
@@ -47,8 +53,10 @@ export interface SegmentResult {
   readonly records: number;
   /** The entry hash of the last record proven (the first's prev_hash when none). */
   readonly last: string;
-  /** Their Merkle leaf digests, 32 bytes each, in order. */
-  readonly leaves: Uint8Array;
+  /** Their Merkle leaves, as the compact range from the first record's leaf index (seq - 1) on. */
+  readonly range: CompactRange;
+  /** The range as it was at each of `task.targets` it reached (ending at that size), ascending. */
+  readonly atTargets: readonly CompactRange[];
   /**
    * Where the segment stopped before its end: the first line it could not prove, or a torn line.
    * Absent when every line up to the stop (or the end of the ledger) was proven.
@@ -65,8 +73,11 @@ function statedChain(text: string | undefined): { seq: number; prev: string } | 
   if (text === undefined) return undefined;
   try {
     const record = JSON.parse(text) as { seq?: unknown; prev_hash?: unknown } | null;
-    if (typeof record?.seq !== 'number' || typeof record.prev_hash !== 'string') return undefined;
-    return { seq: record.seq, prev: record.prev_hash };
+    const seq = record?.seq;
+    // Any other seq fails the fast path anyway; this one starts the range at leaf seq - 1.
+    if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
+    if (typeof record?.prev_hash !== 'string') return undefined;
+    return { seq, prev: record.prev_hash };
   } catch {
     return undefined;
   }
@@ -76,7 +87,11 @@ function statedChain(text: string | undefined): { seq: number; prev: string } | 
 export async function verifySegment(task: SegmentTask): Promise<SegmentResult> {
   const hasher = new EntryHasher();
   const positions: [number, string, number][] = [];
-  let leaves = new Uint8Array(64 * 1024 * LEDGER_LEAF_BYTES);
+  const { targets } = task;
+  let range: RangeBuilder | undefined;
+  const atTargets: CompactRange[] = [];
+  /** The next of `targets` the range may reach. */
+  let target = 0;
   let records = 0;
   let first: { seq: number; prev: string } | undefined;
   let expected = 0;
@@ -100,6 +115,8 @@ export async function verifySegment(task: SegmentTask): Promise<SegmentResult> {
         }
         expected = first.seq;
         prev = first.prev;
+        range = new RangeBuilder(first.seq - 1);
+        while (target < targets.length && (targets[target] as number) < first.seq) target++;
       }
       const entryHash = verifyWrittenLine(hasher, line.data, line.start, line.end, line.utf8, expected, prev);
       if (entryHash === undefined) {
@@ -107,13 +124,10 @@ export async function verifySegment(task: SegmentTask): Promise<SegmentResult> {
         return false;
       }
       if (task.watch.includes(expected)) positions.push([expected, line.file, line.lineNo]);
-      const at = records * LEDGER_LEAF_BYTES;
-      if (at + LEDGER_LEAF_BYTES > leaves.length) {
-        const bigger = new Uint8Array(leaves.length * 2);
-        bigger.set(leaves);
-        leaves = bigger;
-      }
-      for (let k = 0; k < LEDGER_LEAF_BYTES; k++) leaves[at + k] = writtenLineLeaf.charCodeAt(k);
+      (range as RangeBuilder).append(writtenLineLeaf);
+      // The tree size after record `expected` is `expected`.
+      if (targets[target] === expected) atTargets.push((range as RangeBuilder).range());
+      while (target < targets.length && (targets[target] as number) <= expected) target++;
       records++;
       expected++;
       prev = entryHash;
@@ -137,7 +151,8 @@ export async function verifySegment(task: SegmentTask): Promise<SegmentResult> {
     ...(first === undefined ? {} : { first }),
     records,
     last: records === 0 ? (first?.prev ?? '') : prev,
-    leaves: leaves.subarray(0, records * LEDGER_LEAF_BYTES),
+    range: range?.range() ?? { begin: 0, end: 0, nodes: [] },
+    atTargets,
     ...(stoppedAt === undefined ? {} : { stoppedAt }),
     ...(stopLineNo === undefined ? {} : { stopLineNo }),
     positions,
