@@ -564,6 +564,7 @@ export class AuditLedger {
       const offset = await this.#files.write(data, durable);
       // The leaves were hashed from these bytes when they were built.
       for (const pending of batch) this.#tree.append((pending.line as EncodedLine).leaf);
+      this.#encoder.written(first.buffer);
       this.#committed = last.head;
       this.#lastLine = {
         file: this.#files.file,

@@ -151,4 +151,53 @@ describe('RecordEncoder', () => {
     expect(lines.map(lineText)).toEqual(texts);
     expect(texts.every((t) => t.endsWith('"}\n') && !t.slice(0, -1).includes('\n'))).toBe(true);
   });
+
+  it('builds over an arena only once a later arena’s lines are written: lines not written never change', () => {
+    const base = { method: 'tools/call', tier: 'T1', decision: 'allowed', duration_ms: 1 } as const;
+    // Steps: build a line (of some length), or write a batch of up to n lines (from one arena, as
+    // the ledger's batches are) and tell the encoder.
+    const step = fc.oneof(
+      fc.integer({ min: 1, max: 60 }).map((len) => ({ build: len })),
+      fc.integer({ min: 1, max: 6 }).map((n) => ({ write: n })),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 120 }), (steps) => {
+        const encoder = new RecordEncoder({ redact: {}, maxErrorLength: 80, arenaBytes: 1200 });
+        const waiting: { line: EncodedLine; text: string }[] = [];
+        let seq = 0;
+        let prev = '0'.repeat(64);
+        for (const s of steps) {
+          if ('build' in s) {
+            const args = { text: 'y'.repeat(s.build * 10) };
+            const line = encoder.encode({ ...base, args }, ++seq, '2026-06-14T12:00:00.000Z', prev);
+            prev = line.entryHash;
+            waiting.push({ line, text: lineText(line) });
+          } else if (waiting.length > 0) {
+            const arena = (waiting[0] as { line: EncodedLine }).line.buffer;
+            let n = 0;
+            while (n < s.write && n < waiting.length && waiting[n]?.line.buffer === arena) n++;
+            waiting.splice(0, n);
+            encoder.written(arena);
+          }
+          for (const w of waiting) expect(lineText(w.line)).toBe(w.text);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('reuses an arena when the writer keeps up', () => {
+    const encoder = new RecordEncoder({ redact: {}, maxErrorLength: 80, arenaBytes: 1000 });
+    const base = { method: 'tools/call', tier: 'T1', decision: 'allowed', duration_ms: 1 } as const;
+    const arenas = new Set<Buffer>();
+    let prev = '0'.repeat(64);
+    for (let i = 1; i <= 50; i++) {
+      const line = encoder.encode({ ...base, args: { n: i } }, i, '2026-06-14T12:00:00.000Z', prev);
+      prev = line.entryHash;
+      arenas.add(line.buffer);
+      encoder.written(line.buffer);
+    }
+    // The first arena, a second one, then the first again (its lines written): two in all.
+    expect(arenas.size).toBe(2);
+  });
 });
