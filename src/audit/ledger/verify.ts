@@ -55,8 +55,8 @@ export interface VerifyOptions {
   /** Ledgers smaller than this many bytes are checked by one thread. Default {@link PARALLEL_MIN_BYTES}. */
   readonly parallelMinBytes?: number;
   /**
-   * Segments handed to worker threads hold at most about this many bytes of record lines (their
-   * leaf digests, 32 bytes a record, wait in memory until taken). Default 64 MiB.
+   * Segments hold at most about this many bytes of record lines (there are eight per thread, more
+   * when they would be larger). Default 64 MiB.
    */
   readonly parallelSegmentBytes?: number;
   /** Where the worker's code is (tests start it from the TypeScript sources). Default: beside this module. */
