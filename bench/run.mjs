@@ -10,7 +10,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadString, machineInfo } from './lib/machine.mjs';
-import { BENCH_DIR, NODE, ROOT, useDist, WORK_DIR } from './lib/paths.mjs';
+import { assertInstalled, BENCH_DIR, NODE, ROOT, useDist, WORK_DIR } from './lib/paths.mjs';
 
 function usage() {
   return `usage: node bench/run.mjs [options]
@@ -203,6 +203,8 @@ async function main() {
       `unknown suite(s): ${unknown.join(', ')}; known: ${suites.map((s) => s.name).join(', ')}`,
     );
   const selected = opts.suites.length ? suites.filter((s) => opts.suites.includes(s.name)) : suites;
+  // Before anything runs: a missing peer would otherwise fail a suite minutes into the run.
+  assertInstalled({ peers: selected.some((s) => s.needsPeers) });
 
   const command = `node ${['bench/run.mjs', ...process.argv.slice(2)].join(' ')}`;
   const runMeta = {

@@ -66,10 +66,17 @@ export function packageVersion(name, peers = true) {
   }
 }
 
-/** Throws a helpful error when something the bench needs is absent. */
+/**
+ * Throws a helpful error when something the bench needs is absent: the built CLI, and with `peers`
+ * the Node 22 peers of test/peers (a fresh checkout has none until `node scripts/ensure-peers.mjs`;
+ * without this check the first peer gateway to start fails with a bare timeout).
+ */
 export function assertInstalled({ peers = false } = {}) {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build (npm run bench does)`);
-  if (peers && !existsSync(PEERS.node22)) {
-    throw new Error(`the peers are not installed (${PEERS.node22}): run node scripts/ensure-peers.mjs`);
+  const missing = peers ? Object.values(PEERS).filter((path) => !existsSync(path)) : [];
+  if (missing.length > 0) {
+    throw new Error(
+      `the peer gateways are not installed (${missing.join(', ')}): run node scripts/ensure-peers.mjs (npm run bench does)`,
+    );
   }
 }

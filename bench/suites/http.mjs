@@ -87,6 +87,8 @@ function gatewaysFor(upstream, ctx) {
 
 export default {
   name: 'http',
+  /** Runs the peer gateways of test/peers (Node 22). */
+  needsPeers: true,
   order: 20,
   title: 'HTTP: `tools/call` through `switchboard serve` vs supergateway and mcp-proxy (issue "serve")',
   duration: { full: '~6 min', quick: '~1 min' },

@@ -58,6 +58,8 @@ async function startChild(args, name) {
 
 export default {
   name: 'sessions',
+  /** Runs the peer gateways of test/peers (Node 22). */
+  needsPeers: true,
   order: 30,
   title: 'Idle sessions: memory per session holding a GET stream on `switchboard serve` (issue "serve")',
   duration: { full: '~2–3 min', quick: '~40 s' },
