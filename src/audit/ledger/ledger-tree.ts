@@ -12,9 +12,6 @@
 import { hash } from 'node:crypto';
 import { MerkleAccumulator, type MerkleAccumulatorState } from '../merkle.js';
 
-/** Bytes of a digest (and characters of its latin1 string). */
-export const LEDGER_LEAF_BYTES = 32;
-
 let scratch = Buffer.alloc(4096);
 
 function ensureScratch(length: number): Buffer {
@@ -61,12 +58,7 @@ export class LedgerTree {
 
   /** Appends a leaf by its digest ({@link leafDigest}). */
   append(leaf: string): void {
-    let digest = leaf;
-    for (let rest = this.#size; rest % 2 === 1; rest = (rest - 1) / 2) {
-      digest = nodeDigest(this.#peaks.pop() as string, digest);
-    }
-    this.#peaks.push(digest);
-    this.#size++;
+    this.#push(1, leaf);
   }
 
   /**
@@ -77,6 +69,14 @@ export class LedgerTree {
     const leaves = 2 ** height;
     if (this.#size % leaves !== 0)
       throw new RangeError(`a subtree of ${leaves} leaves cannot follow ${this.#size}`);
+    this.#push(leaves, digest);
+  }
+
+  /**
+   * Adds the root of an aligned perfect subtree of `leaves` leaves (a leaf: 1), merging it with the
+   * peaks it completes: one node hash per peak of its height or more that it closes.
+   */
+  #push(leaves: number, digest: string): void {
     let node = digest;
     for (let rest = this.#size / leaves; rest % 2 === 1; rest = (rest - 1) / 2) {
       node = nodeDigest(this.#peaks.pop() as string, node);

@@ -32,7 +32,7 @@ import type { RootTarget } from './verify-checkpoints.js';
 import { VerifyPool, type VerifyWorkerModule } from './verify-pool.js';
 import type { VerifyBreak, VerifyReason } from './verify-report.js';
 import type { LinePlace, SegmentResult, SegmentTask } from './verify-segment.js';
-import { ledgerSizes, type SegmentStart, segmentStarts } from './verify-split.js';
+import { ledgerSizes, segmentStarts } from './verify-split.js';
 import { EntryHasher, verifyWrittenLine, writtenLineLeaf } from './written-line.js';
 
 /** Where a record is. */
@@ -178,8 +178,8 @@ export class LogWalk {
     const total = sizes.reduce((a, b) => a + b, 0);
     if (total < parallel.minBytes) return [];
     const weights = new Array<number>(segmentCount(total, parallel)).fill(1);
-    const starts: SegmentStart[] = [
-      { file: this.#files[0] as string, offset: 0, index: 0 },
+    const starts: LinePlace[] = [
+      { file: this.#files[0] as string, offset: 0 },
       ...(await segmentStarts(this.#dir, this.#files, sizes, weights)),
     ];
     return starts.map((start, i) => ({ start, stop: starts[i + 1] }));

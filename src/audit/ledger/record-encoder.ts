@@ -201,10 +201,9 @@ export class RecordEncoder {
    * before them is written or dropped, so the arenas retired before `arena` may be built over.
    */
   written(arena: Buffer): void {
-    const retired = this.#retired;
-    if (retired[0] === arena || (arena !== this.#arena && !retired.includes(arena))) return;
-    while (retired.length > 0 && retired[0] !== arena) {
-      const free = retired.shift() as Buffer;
+    // The current arena was retired after all the others; an unknown one frees nothing.
+    const before = arena === this.#arena ? this.#retired.length : this.#retired.indexOf(arena);
+    for (const free of this.#retired.splice(0, Math.max(0, before))) {
       // One spare of the usual size is enough; a line's own oversized arena is let go.
       if (free.length === this.#arenaBytes) this.#spare = free;
     }
