@@ -17,7 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeToken, tempDir } from './support/cli.js';
 import { type StartedProcess, startHttpFixture } from './support/peers.js';
 import { type RunningServe, startServe } from './support/serve.js';
@@ -324,12 +324,17 @@ describe('serve never forwards client credentials upstream', () => {
       const refused = await call(2, 'forged, legacy session', forged);
       expect(refused.status, refused.text).toBe(400);
       expect(messagesOf(refused)[0]).toMatchObject({ id: 2, error: { code: -32602 } });
+      const listChanged = () =>
+        recorded().filter((r) => rpcMethod(r) === 'notifications/roots/list_changed').length;
+      const notesBefore = listChanged();
       const note = await post(
         serve.url,
         { jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: { _meta: forged } },
         headers,
       );
       expect(note.status, note.text).toBe(202);
+      // The 202 does not wait for the upstream: it gets the notification a moment later.
+      await vi.waitFor(() => expect(listChanged()).toBe(notesBefore + 1), { timeout: 5000 });
       // The session goes on: a clean call is served.
       const served = messagesOf(await call(3, 'clean, legacy session')).at(-1);
       expect(served).toMatchObject({
