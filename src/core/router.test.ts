@@ -18,7 +18,6 @@ import type { Wire } from '../protocol/mcp/reserved-meta.js';
 import type { CorrelationTimeouts, LinkId, SessionKey } from './correlation-table.js';
 import type { Delivery, DownstreamPort, InboundMeta, UpstreamTransport } from './ports.js';
 import {
-  type CallInfo,
   type LocalAnswer,
   type LocalCall,
   type RequestResolver,
@@ -256,19 +255,48 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 // ------------------------------------------------------------------ tests
 
 describe('Router: forwarding and id rewriting', () => {
-  it("keeps a delivered result's text for the interceptors, exactly as JSON.stringify(result)", () => {
+  it("tells the interceptors a delivered result's text, exactly as JSON.stringify(result), after sending it", () => {
     const h = setup();
-    const seen: CallInfo[] = [];
-    h.router.addInterceptor({ name: 'probe', complete: (info) => void seen.push(info) });
+    const seen: Array<{ text: string | undefined; sentBefore: number; completed: number }> = [];
+    let completed = 0;
+    h.router.addInterceptor({
+      name: 'probe',
+      complete: () => void completed++,
+      delivered: (_info, text) =>
+        void seen.push({ text, sentBefore: port(h, 'A').deliveries.length, completed }),
+    });
     h.request('A', 'c1', 'tools/call', { name: 'x' });
     const result = { content: [{ type: 'text', text: 'a "quoted" ünïcode \u2028 text' }], n: 1.5 };
     // The upstream's member order does not matter: the client's response is built anew.
+    const before = port(h, 'A').deliveries.length;
     link(h).inject(`{"result":${JSON.stringify(result)},"id":${link(h).lastRequest().id},"jsonrpc":"2.0"}`);
-    expect(seen).toHaveLength(1);
-    expect(seen[0]?.resultText).toBe(JSON.stringify(result));
+    expect(seen).toEqual([{ text: JSON.stringify(result), sentBefore: before + 1, completed: 1 }]);
+    // An error: no text.
     h.request('A', 'c2', 'tools/call', { name: 'y' });
     link(h).inject({ jsonrpc: '2.0', id: link(h).lastRequest().id, error: { code: -1, message: 'no' } });
-    expect(seen[1]?.resultText).toBeUndefined();
+    expect(seen[1]?.text).toBeUndefined();
+    // Not delivered (the client cancelled): still told, once, without text.
+    h.request('A', 'c3', 'tools/call', { name: 'z' });
+    const upstreamId = link(h).lastRequest().id;
+    h.notify('A', 'notifications/cancelled', { requestId: 'c3' });
+    link(h).inject({ jsonrpc: '2.0', id: upstreamId, result });
+    expect(seen).toHaveLength(3);
+    expect(seen[2]?.text).toBeUndefined();
+  });
+
+  it('keeps answering when an interceptor throws in delivered', () => {
+    const h = setup();
+    h.router.addInterceptor({
+      name: 'broken',
+      delivered: () => {
+        throw new Error('boom');
+      },
+    });
+    h.request('A', 'c1', 'tools/call', { name: 'x' });
+    link(h).inject({ jsonrpc: '2.0', id: link(h).lastRequest().id, result: { ok: true } });
+    h.request('A', 'c2', 'tools/call', { name: 'x' });
+    link(h).inject({ jsonrpc: '2.0', id: link(h).lastRequest().id, result: { ok: 2 } });
+    expect(port(h, 'A').messages.filter((m) => 'result' in m)).toHaveLength(2);
   });
 
   it('rewrites the id and progress token upstream and restores both on the way back', () => {

@@ -147,12 +147,6 @@ export interface CallInfo {
   readonly signal: AbortSignal;
   /** Scratch space for interceptors (e.g. the policy decision, for the audit record). */
   readonly notes: Map<string, unknown>;
-  /**
-   * Once the response is delivered: its `result` as the client got it, exactly
-   * `JSON.stringify(result)` (read from the delivered text, see protocol/jsonrpc/result-text.ts).
-   * Undefined before delivery, when the response was not delivered, or has no result.
-   */
-  readonly resultText?: string | undefined;
 }
 
 export type Admission =
@@ -178,6 +172,16 @@ export interface CallInterceptor {
     response: JsonRpcResponse,
     outcome: CallOutcome,
   ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined>;
+  /**
+   * Once the call's final response went out, in the same turn, right after it was sent; or once it
+   * was not (the client cancelled, or its session ended): once per client call, after every
+   * interceptor's `complete`. `resultText` is the `result` exactly as the
+   * client got it (`JSON.stringify(result)`, read from the delivered text: see
+   * protocol/jsonrpc/result-text.ts); undefined for an error or a response that was not delivered.
+   * It observes: nothing it does changes the answer. A record kept for later should keep the text,
+   * not the call (the call is garbage once this returns).
+   */
+  delivered?(call: CallInfo, resultText: string | undefined): void;
 }
 
 export interface RouterOptions {
@@ -211,8 +215,6 @@ interface ClientCall {
   upstream?: string;
   routed?: JsonRpcRequest;
   done: boolean;
-  /** See `CallInfo.resultText`. */
-  resultText?: string;
 }
 
 interface ClientTag {
@@ -285,6 +287,8 @@ interface Ending {
   readonly upstream: string | undefined;
   /** The completers when the call ended (the list is replaced, never changed, when one is added). */
   readonly completers: readonly CallInterceptor[];
+  /** The interceptors with a `delivered`, when the call ended (likewise). */
+  readonly deliverers: readonly CallInterceptor[];
   readonly outcome: CallOutcome;
 }
 
@@ -327,10 +331,6 @@ class CallView implements CallInfo {
 
   get signal(): AbortSignal {
     return signalOf(this.#call);
-  }
-
-  get resultText(): string | undefined {
-    return this.#call.resultText;
   }
 }
 
@@ -407,6 +407,7 @@ export class Router {
    */
   #admitters: readonly CallInterceptor[] = [];
   #completers: readonly CallInterceptor[] = [];
+  #deliverers: readonly CallInterceptor[] = [];
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -425,6 +426,7 @@ export class Router {
   addInterceptor(interceptor: CallInterceptor): void {
     if (interceptor.admit) this.#admitters = [...this.#admitters, interceptor];
     if (interceptor.complete) this.#completers = [...this.#completers, interceptor];
+    if (interceptor.delivered) this.#deliverers = [...this.#deliverers, interceptor];
   }
 
   get taps(): TapBus {
@@ -890,6 +892,7 @@ export class Router {
       deliver,
       upstream,
       completers: this.#completers,
+      deliverers: this.#deliverers,
       outcome: { delivered: deliver && call.session.state !== 'closed' },
     };
     if (ending.completers.length === 0) this.#sendResponse(ending, response);
@@ -943,12 +946,15 @@ export class Router {
   /** Delivers a call's final response, unless the client no longer wants it. */
   #sendResponse(ending: Ending, response: JsonRpcResponse): void {
     const { call, upstream } = ending;
-    if (!ending.deliver || call.session.state === 'closed') return;
+    if (!ending.deliver || call.session.state === 'closed') {
+      this.#delivered(ending, undefined);
+      return;
+    }
     const json = JSON.stringify(response);
     // Where the result is in the delivered text, when someone reads it: the ledger hashes that
     // slice instead of serialising the result again, the trace digests it without parsing.
     const resultAt =
-      'result' in response && (call.info !== undefined || this.#taps.wants(response))
+      'result' in response && (ending.deliverers.length > 0 || this.#taps.wants(response))
         ? resultTextOffset(json, response)
         : undefined;
     this.#deliver(
@@ -967,8 +973,25 @@ export class Router {
       },
       json,
     );
-    // Only when an interceptor may read it later; a slice of the delivered text, not a copy.
-    if (call.info !== undefined && resultAt !== undefined) call.resultText = json.slice(resultAt, -1);
+    // A slice of the delivered text, not a copy.
+    if (ending.deliverers.length > 0)
+      this.#delivered(ending, resultAt === undefined ? undefined : json.slice(resultAt, -1));
+  }
+
+  /** Runs the interceptors' `delivered` (see `CallInterceptor.delivered`). */
+  #delivered(ending: Ending, resultText: string | undefined): void {
+    if (ending.deliverers.length === 0) return;
+    const info = this.#callInfo(ending.call);
+    for (const interceptor of ending.deliverers) {
+      try {
+        interceptor.delivered?.(info, resultText);
+      } catch (error) {
+        this.#logger.error(
+          { interceptor: interceptor.name, err: String(error) },
+          'an interceptor failed after a call was answered',
+        );
+      }
+    }
   }
 
   #clientNotification(

@@ -41,16 +41,10 @@ export interface AuditEvent {
   readonly output?: string;
   /**
    * The result as a JSON value, when `output` is absent: the ledger serialises it with
-   * `JSON.stringify` (the text a transport sends) when it builds the record, off the answer's path.
-   * The caller must not change it afterwards.
+   * `JSON.stringify` (the text a transport sends) when it builds the record. The caller must not
+   * change it afterwards.
    */
   readonly result?: unknown;
-  /**
-   * Where the ledger can read `JSON.stringify(result)` without serialising it again once the answer
-   * has gone out (the router keeps the delivered text): asked when the record is built, before
-   * `result`; `undefined` from it means "serialise `result`".
-   */
-  readonly deliveredOutput?: () => string | undefined;
   /** An error message: redacted and cut to `maxErrorLength` by the ledger. */
   readonly error?: string;
   /** Wall time of the call in milliseconds (stored with microsecond precision). */

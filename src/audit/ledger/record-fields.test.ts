@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../canonical-json.js';
@@ -95,29 +96,16 @@ describe('recordFields', () => {
     expect(recordFields({ ...base, result: 10n }, options).output_sha256).toBeUndefined();
   });
 
-  it('hashes the delivered text of the result when there is one, else serialises the result', () => {
+  it('hashes the output text when there is one, whatever the result, and nothing without either', () => {
     const result = { content: [{ type: 'text', text: 'héllo' }] };
-    const base = { method: 'tools/call', tier: 'T1', decision: 'allowed', duration_ms: 1, result } as const;
+    const base = { method: 'tools/call', tier: 'T1', decision: 'allowed', duration_ms: 1 } as const;
     const delivered = 'the text the client got';
-    const fromDelivered = recordFields({ ...base, deliveredOutput: () => delivered }, options);
-    expect(fromDelivered.output_sha256).toBe(
-      recordFields({ ...base, output: delivered }, options).output_sha256,
-    );
-    expect(fromDelivered.output_len).toBe(delivered.length);
-    // Not delivered (yet), or an answer that is no text: the result serialised, as without it.
-    const serialised = recordFields(base, options).output_sha256;
-    expect(recordFields({ ...base, deliveredOutput: () => undefined }, options).output_sha256).toBe(
-      serialised,
-    );
-    const broken = () => {
-      throw new Error('gone');
-    };
-    expect(recordFields({ ...base, deliveredOutput: broken }, options).output_sha256).toBe(serialised);
-    // No result: no output, whatever it says.
-    const { result: _none, ...noResult } = base;
-    expect(
-      recordFields({ ...noResult, deliveredOutput: () => delivered }, options).output_sha256,
-    ).toBeUndefined();
+    const fromOutput = recordFields({ ...base, result, output: delivered }, options);
+    expect(fromOutput.output_sha256).toBe(createHash('sha256').update(delivered).digest('hex'));
+    expect(fromOutput.output_len).toBe(delivered.length);
+    expect(recordFields({ ...base, result }, options).output_sha256).not.toBe(fromOutput.output_sha256);
+    expect(recordFields(base, options).output_sha256).toBeUndefined();
+    expect(recordFields(base, options).output_len).toBeUndefined();
   });
 
   it('bounds names and targets, and cuts errors to maxErrorLength code points', () => {

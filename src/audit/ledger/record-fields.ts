@@ -130,25 +130,10 @@ function serialisedResult(result: unknown): string | undefined {
   }
 }
 
-/**
- * The output text to hash and measure: `output`, else the delivered text of `result`, else
- * `result` serialised; not a string: none.
- */
+/** The output text to hash and measure: `output`, else `result` serialised; not a string: none. */
 export function eventOutput(event: AuditEvent): unknown {
   if (event.output !== undefined) return event.output;
-  if (event.result === undefined) return undefined;
-  return deliveredText(event) ?? serialisedResult(event.result);
-}
-
-/** `deliveredOutput()`, when it is a function that answers a string (it never throws here). */
-function deliveredText(event: AuditEvent): string | undefined {
-  if (typeof event.deliveredOutput !== 'function') return undefined;
-  try {
-    const text = event.deliveredOutput();
-    return typeof text === 'string' ? text : undefined;
-  } catch {
-    return undefined;
-  }
+  return serialisedResult(event.result);
 }
 
 function invalid(message: string): SwitchboardError {
