@@ -175,11 +175,10 @@ export interface CallInterceptor {
   /**
    * Once the call's final response went out, in the same turn, right after it was sent; or once it
    * was not (the client cancelled, or its session ended): once per client call, after every
-   * interceptor's `complete`. `resultText` is the `result` exactly as the
-   * client got it (`JSON.stringify(result)`, read from the delivered text: see
-   * protocol/jsonrpc/result-text.ts); undefined for an error or a response that was not delivered.
-   * It observes: nothing it does changes the answer. A record kept for later should keep the text,
-   * not the call (the call is garbage once this returns).
+   * interceptor's `complete`. `resultText` is the `result` exactly as the client got it
+   * (`JSON.stringify(result)`, read from the delivered text: see protocol/jsonrpc/result-text.ts);
+   * undefined for an error or a response that was not delivered. It observes: nothing it does
+   * changes the answer. A record kept for later should keep the text, not the call.
    */
   delivered?(call: CallInfo, resultText: string | undefined): void;
 }
