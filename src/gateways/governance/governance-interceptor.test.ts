@@ -251,6 +251,35 @@ describe('GovernanceInterceptor', () => {
     ]);
   });
 
+  it('records a forwarded T1 call the client cancelled exactly once, after the upstream answers or not', async () => {
+    const h = setup();
+    h.upstream.auto = false;
+    h.call(1, 'note');
+    await flush();
+    expect(h.upstream.calls()).toEqual(['note']);
+    h.router.handleClientMessage(
+      's',
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+      { kind: 'memory' },
+    );
+    await flush();
+    const forwarded = h.upstream.sent.find(
+      (m) => 'method' in m && m.method === 'tools/call',
+    ) as JsonRpcRequest;
+    h.upstream.onmessage?.(JSON.stringify({ jsonrpc: '2.0', id: forwarded.id, result: { ok: 'late' } }), {
+      transport: { kind: 'memory' },
+    });
+    await flush();
+    expect(h.client.answer(1)).toBeUndefined();
+    expect(h.ledger.records.map((r) => r.event)).toMatchObject([
+      { decision: 'error', error: 'cancelled by the client', tier: 'T1' },
+    ]);
+    expect(h.ledger.records[0]?.durable).toBe(false);
+    // The call ended at the cancellation: the late answer is dropped, and nothing of it is hashed.
+    expect(h.ledger.records[0]?.event.output).toBeUndefined();
+    expect(h.ledger.records[0]?.event.result).toBeUndefined();
+  });
+
   it('fails closed: while the ledger cannot be written, T1+ calls are refused and T0 calls still run', async () => {
     const ledger = new Ledger();
     ledger.healthy = false;
