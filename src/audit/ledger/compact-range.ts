@@ -2,7 +2,7 @@
  * RFC 6962 compact ranges: the Merkle tree of the leaves `[begin, end)` of a larger tree, kept as
  * the roots of its maximal aligned perfect subtrees, left to right (at most two per level). A
  * worker of a parallel `verifyLedger` builds one over the records it checks, so that the walk can
- * add them to its tree with a few node hashes (`LedgerTree.appendRange`) instead of one per record,
+ * add them to its tree with a few node hashes ({@link appendRange}) instead of one per record,
  * and can compute the root at a checkpoint inside the range from a copy taken there.
  *
  * Which subtrees make up `[begin, end)` follows from the two numbers alone ({@link rangeHeights}):

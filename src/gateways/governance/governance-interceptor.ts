@@ -65,7 +65,11 @@ interface Governance {
    * A T0/T1 call's record between `complete` and `delivered`, which writes it with the text the
    * client got: what the record needs of the answer, and nothing of the call.
    */
-  pending?: { readonly decision: AuditDecision; readonly result: unknown; readonly error?: string };
+  pending?: {
+    readonly decision: AuditDecision;
+    readonly result: unknown;
+    readonly error: string | undefined;
+  };
   readonly requestId?: string;
   readonly clientId?: string;
 }
@@ -243,7 +247,8 @@ export class GovernanceInterceptor implements CallInterceptor {
 
   /**
    * {@link #record} of a call that does not wait for its record (T0/T1): no promise. `output` is
-   * the result's text as delivered; without it the ledger serialises `result`.
+   * the result's text as delivered (then `result` is not kept); without it the ledger serialises
+   * `result`.
    */
   #recordUnawaited(
     call: CallInfo,
@@ -256,7 +261,7 @@ export class GovernanceInterceptor implements CallInterceptor {
     if (governance.recorded) return;
     governance.recorded = true;
     this.#o.ledger?.appendUnawaited(
-      this.#event(call, governance, decision, output === undefined ? result : undefined, error, output),
+      this.#event(call, governance, decision, result, error, output),
       this.#appendFailed,
     );
   }
@@ -295,8 +300,7 @@ export class GovernanceInterceptor implements CallInterceptor {
     const durable = tierAtLeast(governance.decision.tier, 'T2');
     if (!durable) {
       // Answered at once; recorded in `delivered`, written after (batched).
-      governance.pending =
-        errorText === undefined ? { decision, result } : { decision, result, error: errorText };
+      governance.pending = { decision, result, error: errorText };
       return undefined;
     }
     // Serialised (and hashed) by the ledger before the answer goes out.
