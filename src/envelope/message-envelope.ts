@@ -1,6 +1,9 @@
 /**
  * `MessageEnvelope` = a protocol message + its context (seed 001). Envelopes are immutable: every
- * builder returns a new envelope and the instance is frozen, so a tap can keep one without copying.
+ * builder returns a new envelope; the instance and its context (session, transport and its headers,
+ * timing) are frozen copies, so a tap can keep one without copying and a caller that changes the
+ * objects it built the context from changes nothing here. The message is the caller's value, not
+ * copied (it can be large): treat it as read-only once wrapped.
  */
 import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 import { type Direction, reverseDirection } from './direction.js';
@@ -13,6 +16,34 @@ import {
   timingNow,
 } from './message-context.js';
 
+/** `value` when frozen, else a frozen shallow copy (every part of a context is flat but HTTP's headers). */
+function frozen<T extends object>(value: T): T {
+  return Object.isFrozen(value) ? value : Object.freeze({ ...value });
+}
+
+function frozenTransport(transport: TransportContext): TransportContext {
+  if (transport.kind !== 'http') return frozen(transport);
+  const headers = frozen(transport.headers);
+  return Object.isFrozen(transport) && headers === transport.headers
+    ? transport
+    : Object.freeze({ ...transport, headers });
+}
+
+/** `context` with every part frozen: itself when it already is, else a frozen copy. */
+function frozenContext(context: MessageContext): MessageContext {
+  const session = frozen(context.session);
+  const transport = frozenTransport(context.transport);
+  const timing = frozen(context.timing);
+  if (
+    Object.isFrozen(context) &&
+    session === context.session &&
+    transport === context.transport &&
+    timing === context.timing
+  )
+    return context;
+  return Object.freeze({ direction: context.direction, session, transport, timing });
+}
+
 /** The seed's `ProtocolMessage`: a JSON-RPC request, notification, result or error. */
 export type ProtocolMessage = JsonRpcMessage;
 
@@ -22,7 +53,7 @@ export class MessageEnvelope {
 
   constructor(message: ProtocolMessage, context: MessageContext = minimalContext()) {
     this.message = message;
-    this.context = context;
+    this.context = frozenContext(context);
     Object.freeze(this);
   }
 
