@@ -267,3 +267,36 @@ describe('switchboard stdio in front of server-everything', () => {
     });
   });
 });
+
+describe("switchboard stdio gives the server an explicit environment, never the gateway's own", () => {
+  it('passes the minimal set, --env and --pass-env, and nothing else the gateway has', async () => {
+    const dataDir = tempDir();
+    const secret = 'sb-it-gateway-secret-0a9f';
+    const transport = everythingThroughStdio(
+      dataDir,
+      [
+        '--env',
+        'SB_IT_CONFIGURED=configured-value',
+        '--pass-env',
+        'SB_IT_PASSED',
+        '--no-trace',
+        '--no-audit',
+      ],
+      { SB_IT_GATEWAY_SECRET: secret, SB_IT_PASSED: 'passed-value' },
+    );
+    const client = new Client({ name: 'switchboard-env-it', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      const result = await client.callTool({ name: 'get-env', arguments: {} });
+      const text = (result.content as { type: string; text: string }[])[0]?.text ?? '';
+      const env = JSON.parse(text) as Record<string, string>;
+      expect(env.SB_IT_CONFIGURED).toBe('configured-value');
+      expect(env.SB_IT_PASSED).toBe('passed-value');
+      expect(env.PATH).toBe(process.env.PATH);
+      expect(env.SB_IT_GATEWAY_SECRET).toBeUndefined();
+      expect(text).not.toContain(secret);
+    } finally {
+      await client.close().catch(() => {});
+    }
+  });
+});
