@@ -78,6 +78,33 @@ describe('switchboard stdio writes the audit ledger', () => {
     }
   }, 90_000);
 
+  it('records resources/read and prompts/get too, each with its target, tier and output hash', async () => {
+    const dataDir = tempDir('switchboard-stdio-audit-read-');
+    const client = new Client({ name: 'audit-it', version: '1' });
+    await client.connect(everythingThroughStdio(dataDir));
+    const uri = 'demo://resource/static/document/architecture.md';
+    const read = await client.readResource({ uri });
+    expect(read.contents[0]?.uri).toBe(uri);
+    const prompt = await client.getPrompt({ name: 'simple-prompt' });
+    expect(prompt.messages.length).toBeGreaterThan(0);
+    await client.close();
+
+    const governed = records(join(dataDir, 'audit', 'stdio', 'everything')).filter(
+      (r) => r.method === 'resources/read' || r.method === 'prompts/get',
+    );
+    expect(governed.map((r) => [r.method, r.target, r.decision])).toEqual([
+      ['resources/read', uri, 'allowed'],
+      ['prompts/get', 'simple-prompt', 'allowed'],
+    ]);
+    for (const r of governed) {
+      expect(r.request_id).toMatch(/^\d+$/);
+      expect(r.output_sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(r.output_len).toBeGreaterThan(0);
+    }
+    // Reading is T0: neither a resource nor a prompt changes anything.
+    expect(governed.map((r) => r.tier)).toEqual(['T0', 'T0']);
+  }, 60_000);
+
   it('writes nothing with --no-audit', async () => {
     const dataDir = tempDir('switchboard-stdio-noaudit-');
     const client = new Client({ name: 'audit-it', version: '1' });
