@@ -4,7 +4,7 @@
  * server-everything; one is allowed a tool the other is denied (and does not even see in its
  * `tools/list`); a call the policy holds ("ask") is approved by the approver through the HTTP
  * approvals API. After shutdown the ledger names every principal, request id and decision, and
- * verifies intact against its anchor; then copies of it are tampered three different ways and
+ * verifies intact against its anchor; then copies of it are tampered four ways (edited, deleted, swapped, truncated) and
  * `switchboard audit verify` names each break with its reason code.
  */
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -157,7 +157,7 @@ describe('policy, approvals and the ledger, end to end', () => {
     expect(intact.code, JSON.stringify(intact.report)).toBe(0);
     expect(intact.report.status).toBe('intact');
 
-    // Three tamperings, each on its own copy, each caught with its reason.
+    // Four tamperings, each on its own copy, each caught with its reason (three different ones).
     const tampered = (name: string, edit: (lines: string[]) => string[]) => {
       const copy = join(dataDir, `tampered-${name}`);
       cpSync(ledger, copy, { recursive: true });
@@ -180,6 +180,8 @@ describe('policy, approvals and the ledger, end to end', () => {
       ['deleted', (l) => l.filter((_, i) => i !== 1), 'seq_gap', 2],
       // Reorder: the approval is moved before the denial.
       ['swapped', (l) => [l[0]!, l[2]!, l[1]!, ...l.slice(3)], 'seq_gap', 2],
+      // Cut off the end: the last record is gone, which only the checkpoints can tell.
+      ['truncated', (l) => l.slice(0, -1), 'cp_root', 3],
     ];
     for (const [name, edit, reason, seq] of cases) {
       const result = await verify(tampered(name, edit), anchor);
