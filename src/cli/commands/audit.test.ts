@@ -36,6 +36,12 @@ async function setup(count = 30) {
 }
 
 describe('switchboard audit verify', () => {
+  it('states its exit codes in --help', async () => {
+    const r = await run(['audit', 'verify', '--help']);
+    expect(r.out).toContain('0 intact, 1 tampered');
+    expect(r.out).toContain('2 usage or I/O error, 3 intact but unanchored');
+  });
+
   it('tamper 32: exits with the documented code for every failure class', async () => {
     const cases: [string, (l: Awaited<ReturnType<typeof setup>>) => void, string[], number, string][] = [
       ['intact', () => {}, [], 0, 'intact: 30 records'],

@@ -154,6 +154,11 @@ export function registerAuditCommands(program: Command): void {
       integerOption(1),
     )
     .option('--data-dir <dir>', DATA_DIR_HELP)
+    .addHelpText(
+      'after',
+      '\nExit status: 0 intact, 1 tampered (the first break: seq, reason code, file and line),\n' +
+        '2 usage or I/O error, 3 intact but unanchored (nothing proves the log was not truncated).\n',
+    )
     .action(
       (
         options: {
