@@ -248,6 +248,11 @@ describe('CorrelationTable under random interleavings (property)', () => {
           [];
         const key = (session: string, id: RequestId) => `${session}|${typeof id}|${String(id)}`;
         const clientPending = new Set<string>();
+        // Every client request and server request ever opened, to check at the end that no index
+        // (ids, progress tokens, server request ids either way) still routes anything to it.
+        const opened: ModelRequest[] = [];
+        const serverOpened: { session: string; downstreamId: number; link: string; upstreamId: number }[] =
+          [];
 
         for (const rawOp of ops) {
           let op: Exclude<Op, { t: 'reuse' }>;
@@ -296,6 +301,7 @@ describe('CorrelationTable under random interleavings (property)', () => {
                   false,
                 );
                 inFlight.push(req);
+                opened.push(req);
               }
               break;
             }
@@ -360,12 +366,9 @@ describe('CorrelationTable under random interleavings (property)', () => {
                     (s) => s.session === session && s.downstreamId === result.entry.downstreamId,
                   ),
                 ).toBe(false);
-                serverPending.push({
-                  session,
-                  downstreamId: result.entry.downstreamId,
-                  link,
-                  upstreamId: op.id,
-                });
+                const entry = { session, downstreamId: result.entry.downstreamId, link, upstreamId: op.id };
+                serverPending.push(entry);
+                serverOpened.push(entry);
               }
               break;
             }
@@ -448,6 +451,21 @@ describe('CorrelationTable under random interleavings (property)', () => {
           expect(table.findClientRequest(session!, id!)).toBeUndefined();
         }
         expect(table.nextDeadline()).toBe(Number.POSITIVE_INFINITY);
+        // No index routes anything any more: not an id, a progress token or a server request.
+        for (const req of opened) {
+          expect(table.findByUpstreamId(req.link, req.upstreamId)).toBeUndefined();
+          expect(table.findClientRequest(req.session, req.id)).toBeUndefined();
+          if (req.upstreamToken !== undefined)
+            expect(table.routeProgress(req.link, req.upstreamToken, now)).toBeUndefined();
+        }
+        for (const s of serverOpened) {
+          expect(table.cancelServerRequest(s.link, s.upstreamId)).toBeUndefined();
+          expect(table.takeClientResponse(s.session, s.downstreamId)).toBeUndefined();
+        }
+        for (const link of ['L0', 'L1']) {
+          expect(table.serverRequestsOn(link)).toEqual([]);
+          expect(table.sessionsWaitingOn(link)).toEqual([]);
+        }
       }),
       { numRuns: 500 },
     );
