@@ -84,8 +84,9 @@ export function registerStdioCommand(program: Command): void {
     .command('stdio')
     .summary('run a stdio MCP server behind the gateway (drop-in wrapper)')
     .description(
-      "Runs <command> as a stdio MCP server and relays MCP between it and this process's stdin/stdout,\n" +
-        "recording every message in the trace. Logs go to stderr. Exits with the server's exit status.",
+      "Runs <command> as a stdio MCP server and relays MCP between it and this process's stdin/stdout, " +
+        "recording every message in the trace and each tool call in the audit ledger. Logs go to stderr. " +
+        "Exits with the server's exit status.",
     )
     .argument('<command>', 'the MCP server to run (after --)')
     .argument('[args...]', 'its arguments')
