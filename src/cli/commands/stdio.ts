@@ -85,7 +85,7 @@ export function registerStdioCommand(program: Command): void {
     .summary('run a stdio MCP server behind the gateway (drop-in wrapper)')
     .description(
       "Runs <command> as a stdio MCP server and relays MCP between it and this process's stdin/stdout, " +
-        "recording every message in the trace and each tool call in the audit ledger. Logs go to stderr. " +
+        'recording every message in the trace and each tool call in the audit ledger. Logs go to stderr. ' +
         "Exits with the server's exit status.",
     )
     .argument('<command>', 'the MCP server to run (after --)')
