@@ -14,28 +14,13 @@ import { currentRequestScope, type RequestScope } from '../src/audit/request-sco
 import { createAuthenticator } from '../src/auth/authenticator.js';
 import { hashToken } from '../src/auth/token-hash.js';
 import { parseConfigText } from '../src/config/load.js';
-import type { AuditSink } from '../src/gateways/governance/audit-sink.js';
 import { ServeGateway } from '../src/gateways/serve/serve-gateway.js';
 import { silentLogger } from '../src/observe/logger.js';
 import { Metrics } from '../src/observe/metrics.js';
 import { ECHO_SERVER } from './support/cli.js';
+import { type KeptEvent, KeptEvents } from './support/kept-events.js';
 import { stdioUpstreamConfig } from './support/serve.js';
 import { initialize, messagesOf, post } from './support/sse-client.js';
-
-type Event = Parameters<AuditSink['append']>[0];
-
-/** Keeps the events the governance layer hands the ledger. */
-class KeptEvents implements AuditSink {
-  readonly healthy = true;
-  readonly events: Event[] = [];
-  async append(event: Event): Promise<unknown> {
-    this.events.push(event);
-    return undefined;
-  }
-  appendUnawaited(event: Event): void {
-    this.events.push(event);
-  }
-}
 
 const BOB_TOKEN = 'sbt_request-scope-test-token-of-bob-0123456789abcdef';
 const MODERN = '2026-07-28';
@@ -95,7 +80,7 @@ function scopeOf(message: string): RequestScope | undefined {
   return entry.scope;
 }
 
-async function recorded(message: string): Promise<Event> {
+async function recorded(message: string): Promise<KeptEvent> {
   for (let i = 0; i < 100; i++) {
     const event = ledger.events.find((e) => (e.args as { message?: unknown })?.message === message);
     if (event) return event;

@@ -13,27 +13,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../src/config/load.js';
-import type { AuditSink } from '../src/gateways/governance/audit-sink.js';
 import { ServeGateway } from '../src/gateways/serve/serve-gateway.js';
 import { silentLogger } from '../src/observe/logger.js';
 import { Metrics } from '../src/observe/metrics.js';
 import { ECHO_SERVER } from './support/cli.js';
+import { type KeptEvent, KeptEvents } from './support/kept-events.js';
 import { stdioUpstreamConfig } from './support/serve.js';
 import { Participant, type Wire } from './support/space.js';
-
-type Event = Parameters<AuditSink['append']>[0];
-
-class KeptEvents implements AuditSink {
-  readonly healthy = true;
-  readonly events: Event[] = [];
-  async append(event: Event): Promise<unknown> {
-    this.events.push(event);
-    return undefined;
-  }
-  appendUnawaited(event: Event): void {
-    this.events.push(event);
-  }
-}
 
 let gateway: ServeGateway;
 let base: string;
@@ -93,7 +79,7 @@ async function heldCall(message: string, decide: (proposal: Wire) => void): Prom
 }
 
 /** The ledger is written when the call ends; wait for the event of `target` with `decision`. */
-async function eventOf(decision: string, clientId: string): Promise<Event> {
+async function eventOf(decision: string, clientId: string): Promise<KeptEvent> {
   for (let i = 0; i < 100; i++) {
     const event = ledger.events.find((e) => e.decision === decision && e.client_id === clientId);
     if (event) return event;
