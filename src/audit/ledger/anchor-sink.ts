@@ -7,6 +7,12 @@
  * Pushes run one after another in the background: they never delay or fail an append. A failed
  * push is logged and counted (`audit_anchor_errors_total`) and not retried; the next checkpoint
  * covers everything before it, so it anchors the missed one's records as well.
+ *
+ * For the same reason at most one line waits behind the push in flight: a newer checkpoint takes
+ * the waiting one's place (counted in `audit_anchor_skipped_total`, and a warning when skipping
+ * starts). Without that bound an anchor slower than the checkpoints (an endpoint that hangs until
+ * the 10 s timeout, a busy gateway checkpointing several times a second) would queue lines without
+ * end: memory, stale pushes replayed long after, and a shutdown that waits for all of them.
  */
 import { appendFile } from 'node:fs/promises';
 import { request } from 'undici';
@@ -25,6 +31,8 @@ export interface AnchorOptions {
 export const ANCHOR_ERRORS_METRIC = 'audit_anchor_errors_total';
 /** Counter of successful pushes. */
 export const ANCHOR_PUSHES_METRIC = 'audit_anchor_pushes_total';
+/** Counter of checkpoints not pushed because a newer one replaced them while the anchor was busy. */
+export const ANCHOR_SKIPPED_METRIC = 'audit_anchor_skipped_total';
 
 /** How long one HTTP push may take. */
 const HTTP_TIMEOUT_MS = 10_000;
@@ -33,7 +41,10 @@ const HTTP_TIMEOUT_MS = 10_000;
 export interface AnchorSink {
   /** A description for logs: the path or the URL. */
   readonly target: string;
-  /** Queues `line` (a checkpoint line without newline). Never throws. */
+  /**
+   * Queues `line` (a checkpoint line without newline), in place of any line still waiting (see the
+   * module comment). Never throws.
+   */
   push(line: string): void;
   /** Resolves when every queued push has finished (succeeded or failed). */
   flush(): Promise<void>;
@@ -73,7 +84,12 @@ export function createAnchorSink(
   const { path, url } = options;
   const headers = options.headers ?? {};
   const target = path ?? describeUrl(url as string);
+  /** Settles once the pushes started so far, and the line waiting behind them, are done. */
   let chain: Promise<void> = Promise.resolve();
+  let busy = false;
+  /** The line waiting behind the push in flight: the newest checkpoint not yet sent. */
+  let waiting: string | undefined;
+  let skipping = false;
   const send = async (line: string): Promise<void> => {
     try {
       if (path !== undefined) await appendFile(path, `${line}\n`, { mode: 0o600, flag: 'a' });
@@ -87,10 +103,34 @@ export function createAnchorSink(
       );
     }
   };
+  const drain = async (first: string): Promise<void> => {
+    for (let line: string | undefined = first; line !== undefined; ) {
+      await send(line);
+      line = waiting;
+      waiting = undefined;
+    }
+    busy = false;
+    skipping = false;
+  };
   return {
     target,
     push(line: string): void {
-      chain = chain.then(() => send(line));
+      if (!busy) {
+        busy = true;
+        chain = drain(line);
+        return;
+      }
+      if (waiting !== undefined) {
+        metrics.inc(ANCHOR_SKIPPED_METRIC);
+        if (!skipping) {
+          skipping = true;
+          logger.warn(
+            { anchor: target },
+            'audit ledger: the anchor is slower than checkpoints are written; only the newest waiting checkpoint will be copied',
+          );
+        }
+      }
+      waiting = line;
     },
     flush(): Promise<void> {
       return chain;
