@@ -61,6 +61,36 @@ function recordingIo(): { io: LedgerIo; events: string[] } {
   return { io, events };
 }
 
+/**
+ * The file system, with `fdatasync` hanging (a dying disk, a stuck mount) until `release`: the
+ * flush loop waits on it. `waiting` holds the syncs that hang.
+ */
+function hangingSyncIo(): { io: LedgerIo; waiting: (() => void)[]; release: () => void } {
+  let held = true;
+  const waiting: (() => void)[] = [];
+  const io: LedgerIo = {
+    syncDirectory: (path) => nodeLedgerIo.syncDirectory(path),
+    async openAppend(path): Promise<AppendFile> {
+      const file = await nodeLedgerIo.openAppend(path);
+      return {
+        write: (data) => file.write(data),
+        sync: async () => {
+          if (held) await new Promise<void>((resolve) => waiting.push(resolve));
+          await file.sync();
+        },
+        size: () => file.size(),
+        truncate: (size) => file.truncate(size),
+        close: () => file.close(),
+      };
+    },
+  };
+  const release = () => {
+    held = false;
+    for (const resolve of waiting.splice(0)) resolve();
+  };
+  return { io, waiting, release };
+}
+
 const checkpointSizes = (d: string): number[] =>
   (existsSync(join(d, CHECKPOINTS_FILE)) ? readLines(d, CHECKPOINTS_FILE) : []).map((line) => {
     const read = readCheckpointLine(line, undefined);
@@ -218,6 +248,76 @@ describe('AuditLedger: writing', () => {
     await Promise.all([durable, plain]);
     expect(events.slice(1)).toEqual([`write ${ledgerFileName(1)} 2`, `sync ${ledgerFileName(1)}`]);
     await ledger.close();
+  });
+
+  it('bounds its queue when a sync hangs: refuses, reports unhealthy and logs once, then recovers', async () => {
+    const d = dir();
+    const { io, waiting, release } = hangingSyncIo();
+    const logger = new MemoryLogger();
+    const metrics = new Metrics();
+    const ledger = await openLedger(d, {
+      io,
+      fsync: 'always',
+      flushDelayMs: 0,
+      maxQueued: 10,
+      logger,
+      metrics,
+    });
+    const failures: unknown[] = [];
+    const failed = (error: unknown) => failures.push(error);
+    ledger.appendUnawaited(sampleEvent(1), failed);
+    for (let i = 0; i < 100 && waiting.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(waiting).toHaveLength(1);
+    // Record 1 is written and its sync hangs; ten more wait, which is the bound.
+    for (let i = 2; i <= 11; i++) ledger.appendUnawaited(sampleEvent(i), failed);
+    expect(ledger.healthy).toBe(true);
+    expect(failures).toEqual([]);
+    ledger.appendUnawaited(sampleEvent(12), failed);
+    await expect(ledger.append(sampleEvent(13), { durable: true })).rejects.toMatchObject({
+      code: SbErrorCode.AuditUnavailable,
+      message: expect.stringContaining('10 records behind its writes'),
+    });
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({ code: SbErrorCode.AuditUnavailable });
+    expect(ledger.healthy).toBe(false);
+    expect(metrics.get('audit_backlog_rejections_total')).toBe(2);
+    expect(logger.entries.filter((e) => e.level === 'error' && /queue is full/.test(e.message))).toHaveLength(
+      1,
+    );
+    // The disk answers again: the queue drains and the ledger is healthy; the chain is intact (no
+    // anchor is configured, hence "unanchored").
+    release();
+    for (let i = 0; i < 200 && !ledger.healthy; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(ledger.healthy).toBe(true);
+    expect(ledger.head.seq).toBe(11);
+    expect(logger.entries.some((e) => /queue has drained/.test(e.message))).toBe(true);
+    await ledger.append(sampleEvent(12));
+    await ledger.close();
+    expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: 12 });
+  });
+
+  it('bounds the bytes waiting events hold too (their output texts), taking one event whatever its size', async () => {
+    const d = dir();
+    const { io, waiting, release } = hangingSyncIo();
+    const ledger = await openLedger(d, { io, fsync: 'always', flushDelayMs: 0, maxQueuedBytes: 5000 });
+    const failures: unknown[] = [];
+    const failed = (error: unknown) => failures.push(error);
+    const big = (i: number) => sampleEvent(i, { output: 'x'.repeat(4000) });
+    ledger.appendUnawaited(big(1), failed);
+    for (let i = 0; i < 100 && waiting.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    // Record 1's sync hangs. One big event waits (4,512 bytes counted, over nothing else); a second
+    // would take the waiting events past 5,000.
+    ledger.appendUnawaited(big(2), failed);
+    expect(failures).toEqual([]);
+    ledger.appendUnawaited(big(3), failed);
+    expect(failures).toHaveLength(1);
+    expect(ledger.healthy).toBe(false);
+    release();
+    for (let i = 0; i < 200 && !ledger.healthy; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(ledger.healthy).toBe(true);
+    expect(ledger.head.seq).toBe(2);
+    await ledger.close();
+    expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: 2 });
   });
 
   it('syncs every batch under "always", never under "never" (even for durable appends)', async () => {

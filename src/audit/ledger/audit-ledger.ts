@@ -20,6 +20,13 @@
  * (`audit_write_errors_total`). The governance layer refuses calls of tier T1 and above whose
  * record cannot be written. The next append tries again (cutting off any fragment the failed
  * write left), and a success makes the ledger healthy again.
+ *
+ * A write that hangs instead of failing (an `fdatasync` on a dying disk or a stuck mount) stops the
+ * flush loop while the calls go on: once `maxQueued` appends wait, or their events hold about
+ * `maxQueuedBytes` (an event keeps the output text it will hash until its record is built), the
+ * ledger is unhealthy too (T1+ refused), further appends reject at once, and the backlog is logged
+ * and counted (`audit_backlog_rejections_total`); it is healthy again once the loop has brought the
+ * queue down to half of both. Memory stays bounded whatever the disk does.
  */
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -47,6 +54,7 @@ export const AuditLedgerMetric = {
   WriteErrors: 'audit_write_errors_total',
   Checkpoints: 'audit_checkpoints_total',
   CheckpointErrors: 'audit_checkpoint_errors_total',
+  BacklogRejections: 'audit_backlog_rejections_total',
 } as const;
 
 /** Options of {@link AuditLedger.open}; see `auditLedgerOptions` to derive them from the config. */
@@ -83,6 +91,16 @@ export interface AuditLedgerOptions {
   readonly flushDelayMs?: number;
   /** Once this many appends wait, they are written without waiting out `flushDelayMs`; default 64. */
   readonly flushRecords?: number;
+  /**
+   * Appends that may wait for the flush loop (queued, not yet written) before the ledger refuses
+   * more and reports itself unhealthy; default 100,000 (see the module comment).
+   */
+  readonly maxQueued?: number;
+  /**
+   * The same bound in bytes the waiting events hold (their output text, plus 512 each); default
+   * 64 MiB. One event is always taken when nothing waits, whatever its size.
+   */
+  readonly maxQueuedBytes?: number;
 }
 
 /** What `append` resolves with: the record's place in the chain. */
@@ -106,6 +124,8 @@ interface Pending {
   event: AuditEvent | undefined;
   /** Milliseconds since the epoch when `append` was called: the record's `ts`. */
   readonly ts: number;
+  /** {@link heldBytes} of the event, counted in `#queuedBytes` until the line is built. */
+  readonly held: number;
   /** The built line (bytes, hashes), once built. */
   line: EncodedLine | undefined;
   /** Bytes of the line with its newline; 0 until built. */
@@ -128,7 +148,19 @@ const DEFAULTS = {
   maxErrorLength: 1024,
   flushDelayMs: 20,
   flushRecords: 64,
+  maxQueued: 100_000,
+  maxQueuedBytes: 64 * 1024 * 1024,
 } as const;
+
+/** What a waiting event is counted as holding, besides its output text. */
+const EVENT_OVERHEAD_BYTES = 512;
+
+/** Roughly the memory an event holds until its record is built (the output dominates). */
+function heldBytes(event: AuditEvent): number {
+  // An event that is not even an object is refused when it is built, not here.
+  const output = typeof event === 'object' && event !== null ? event.output : undefined;
+  return EVENT_OVERHEAD_BYTES + (typeof output === 'string' ? output.length : 0);
+}
 
 function unavailable(message: string, cause?: unknown): SwitchboardError {
   return new SwitchboardError(
@@ -173,6 +205,12 @@ export class AuditLedger {
   readonly #probeIntervalMs: number;
   readonly #flushDelayMs: number;
   readonly #flushRecords: number;
+  readonly #maxQueued: number;
+  readonly #maxQueuedBytes: number;
+  /** What the queued events not yet built hold ({@link heldBytes}). */
+  #queuedBytes = 0;
+  /** Set while `maxQueued` appends wait, until the queue is down to half of that. */
+  #backlogged = false;
   /** Set while non-durable appends wait to share a write. */
   #flushTimer: NodeJS.Timeout | undefined;
   /** Runs while the ledger is unhealthy: see {@link AuditLedger.healthy}. */
@@ -230,6 +268,8 @@ export class AuditLedger {
     this.#probeIntervalMs = options.probeIntervalMs ?? 1000;
     this.#flushDelayMs = options.flushDelayMs ?? DEFAULTS.flushDelayMs;
     this.#flushRecords = Math.max(1, options.flushRecords ?? DEFAULTS.flushRecords);
+    this.#maxQueued = Math.max(1, options.maxQueued ?? DEFAULTS.maxQueued);
+    this.#maxQueuedBytes = Math.max(1, options.maxQueuedBytes ?? DEFAULTS.maxQueuedBytes);
     const everyMs = options.checkpoint?.everyMs ?? DEFAULTS.everyMs;
     if (everyMs > 0) {
       this.#timer = setInterval(() => this.#requestCheckpoint(), everyMs);
@@ -308,7 +348,7 @@ export class AuditLedger {
    * so that it recovers even when the governance layer, refusing audited calls, appends nothing.
    */
   get healthy(): boolean {
-    return this.#healthy;
+    return this.#healthy && !this.#backlogged;
   }
 
   /** The checkpoint verifier key (a signed-note verifier key string), for publishing. */
@@ -331,10 +371,23 @@ export class AuditLedger {
    */
   append(event: AuditEvent, options: { durable?: boolean } = {}): Promise<AppendResult> {
     if (this.#closing) return Promise.reject(unavailable('The audit ledger is closed'));
+    const held = heldBytes(event);
+    if (this.#full(held)) return Promise.reject(this.#backlog());
     const ts = this.#clock();
     const durable = this.#fsync === 'always' || (this.#fsync === 'critical' && options.durable === true);
     return new Promise<AppendResult>((resolve, reject) => {
-      this.#queue.push({ event, ts, line: undefined, bytes: 0, head: this.#head, durable, resolve, reject });
+      this.#queue.push({
+        event,
+        ts,
+        held,
+        line: undefined,
+        bytes: 0,
+        head: this.#head,
+        durable,
+        resolve,
+        reject,
+      });
+      this.#queuedBytes += held;
       this.#schedule(durable);
     });
   }
@@ -349,11 +402,17 @@ export class AuditLedger {
       failed(unavailable('The audit ledger is closed'));
       return;
     }
+    const held = heldBytes(event);
+    if (this.#full(held)) {
+      failed(this.#backlog());
+      return;
+    }
     const ts = this.#clock();
     const durable = this.#fsync === 'always';
     this.#queue.push({
       event,
       ts,
+      held,
       line: undefined,
       bytes: 0,
       head: this.#head,
@@ -361,7 +420,37 @@ export class AuditLedger {
       resolve: ignore,
       reject: failed,
     });
+    this.#queuedBytes += held;
     this.#schedule(durable);
+  }
+
+  /** Whether an append holding `held` bytes must be refused (see `maxQueued`, `maxQueuedBytes`). */
+  #full(held: number): boolean {
+    if (this.#queue.length >= this.#maxQueued) return true;
+    return this.#queue.length > 0 && this.#queuedBytes + held > this.#maxQueuedBytes;
+  }
+
+  /** An append refused because the queue is full: the first one of a backlog is logged. */
+  #backlog(): SwitchboardError {
+    this.#metrics.inc(AuditLedgerMetric.BacklogRejections);
+    if (!this.#backlogged) {
+      this.#backlogged = true;
+      this.#logger.error(
+        { queued: this.#queue.length, queuedBytes: this.#queuedBytes, committedSeq: this.#committed.seq },
+        'audit ledger: writes are not completing and the queue is full; audited calls are refused until it drains',
+      );
+    }
+    return unavailable(
+      `The audit ledger is ${this.#queue.length} records behind its writes; audited calls are refused until it catches up`,
+    );
+  }
+
+  /** After a batch is written: a backlog is over once half of `maxQueued` or less wait. */
+  #drained(): void {
+    if (!this.#backlogged) return;
+    if (this.#queue.length > this.#maxQueued / 2 || this.#queuedBytes > this.#maxQueuedBytes / 2) return;
+    this.#backlogged = false;
+    this.#logger.info({ queued: this.#queue.length }, 'audit ledger: the queue has drained; writable again');
   }
 
   /**
@@ -402,10 +491,12 @@ export class AuditLedger {
         pending.bytes = line.bytes;
         pending.head = { seq, entryHash: line.entryHash };
         pending.event = undefined;
+        this.#queuedBytes -= pending.held;
         this.#head = pending.head;
         this.#built++;
       } catch (error) {
         this.#queue.splice(this.#built, 1);
+        this.#queuedBytes -= pending.held;
         pending.reject(error);
       }
     }
@@ -573,6 +664,7 @@ export class AuditLedger {
       };
       this.#metrics.inc(AuditLedgerMetric.RecordsWritten, undefined, batch.length);
       this.#recovered('a write succeeded');
+      this.#drained();
       for (const pending of batch)
         pending.resolve({ seq: pending.head.seq, entryHash: pending.head.entryHash });
       if (this.#tree.size - this.#checkpoints.lastSize >= this.#everyRecords) this.#checkpointDue = true;
@@ -586,6 +678,9 @@ export class AuditLedger {
     this.#built = 0;
     this.#head = this.#committed;
     this.#healthy = false;
+    // The queue is empty now: the failure, not the backlog, is what keeps the ledger unhealthy.
+    this.#queuedBytes = 0;
+    this.#backlogged = false;
     this.#failures++;
     this.#startProbing();
     this.#metrics.inc(AuditLedgerMetric.WriteErrors);
