@@ -119,14 +119,16 @@ function setup(
     { name: 'wipe', annotations: { destructiveHint: true } },
     { name: 'note' },
   ]);
+  const logger = new MemoryLogger();
+  const metrics = new Metrics();
   const governance = new GovernanceInterceptor({
     policy: new PolicyEngine(config),
     approvals,
     catalog,
     ledger,
     redact: (v) => v,
-    logger: new MemoryLogger(),
-    metrics: new Metrics(),
+    logger,
+    metrics,
   });
   router.addInterceptor(governance);
   const call = (id: number, name: string, args: Record<string, unknown> = {}) =>
@@ -137,7 +139,7 @@ function setup(
         { kind: 'memory' },
       ),
     );
-  return { router, upstream, client, ledger, approvals, call };
+  return { router, upstream, client, ledger, approvals, call, logger, metrics };
 }
 
 describe('GovernanceInterceptor', () => {
@@ -290,6 +292,20 @@ describe('GovernanceInterceptor', () => {
     expect(h.client.answer(1)).toMatchObject({ error: { code: -32005 } });
     expect(h.client.answer(2)).toMatchObject({ result: { ok: 'echo' } });
     expect(h.upstream.calls()).toEqual(['echo']);
+  });
+
+  it('counts every T0/T1 record that could not be written and logs them at most every 10 s', async () => {
+    const ledger = new Ledger();
+    ledger.failWrites = true;
+    const h = setup({}, { ledger });
+    for (let id = 1; id <= 3; id++) h.call(id, 'note');
+    await flush();
+    // The calls were answered (their records are written after the answer, and T1 is not durable).
+    for (let id = 1; id <= 3; id++) expect(h.client.answer(id)).toMatchObject({ result: { ok: 'note' } });
+    expect(h.metrics.get('audit_records_lost_total')).toBe(3);
+    const lost = h.logger.entries.filter((e) => e.message === 'could not write an audit record');
+    expect(lost).toHaveLength(1);
+    expect(lost[0]?.fields).toMatchObject({ err: 'Error: disk full' });
   });
 
   it('asks the upstream for its tools once when a tool is called before any listing (so tiers are right)', async () => {

@@ -76,6 +76,9 @@ interface Governance {
 
 const NOTE = 'governance';
 
+/** How often, at most, lost audit records are logged (each is counted in `audit_records_lost_total`). */
+const LOST_LOG_INTERVAL_MS = 10_000;
+
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -92,9 +95,28 @@ export class GovernanceInterceptor implements CallInterceptor {
     this.#o = options;
   }
 
-  /** Logs a non-durable record that could not be written (the ledger counts it and fails closed). */
+  /** Records lost since the last log line about them, and when that line was written. */
+  #lostUnlogged = 0;
+  #lostLoggedAt = Number.NEGATIVE_INFINITY;
+
+  /**
+   * A non-durable record that could not be written (the ledger logs its own failure and fails
+   * closed): counted each time, logged at most every {@link LOST_LOG_INTERVAL_MS} with how many
+   * went unlogged since, so that a ledger refusing every record does not log every call.
+   */
   readonly #appendFailed = (err: unknown): void => {
-    this.#o.logger.error({ err: String(err) }, 'could not write an audit record');
+    this.#o.metrics.inc('audit_records_lost_total');
+    const now = Date.now();
+    if (now - this.#lostLoggedAt < LOST_LOG_INTERVAL_MS) {
+      this.#lostUnlogged++;
+      return;
+    }
+    this.#o.logger.error(
+      { err: String(err), ...(this.#lostUnlogged > 0 ? { alsoLostSinceLastLog: this.#lostUnlogged } : {}) },
+      'could not write an audit record',
+    );
+    this.#lostLoggedAt = now;
+    this.#lostUnlogged = 0;
   };
 
   // ---------------------------------------------------------------- before the call
