@@ -209,7 +209,15 @@ export interface AuditConfig {
   /** How long a record that needs no fsync may wait for others to share its write (0: none). */
   readonly flushDelayMs: number;
   readonly rotateBytes: number;
-  readonly checkpoint: { readonly everyRecords: number; readonly everyMs: number };
+  /**
+   * A checkpoint after `everyRecords` records (but not sooner than `minIntervalMs` after the last
+   * one: a busy gateway would otherwise sign several a second) and every `everyMs` (0: no timer).
+   */
+  readonly checkpoint: {
+    readonly everyRecords: number;
+    readonly everyMs: number;
+    readonly minIntervalMs: number;
+  };
   /** The checkpoint signing key file; undefined: `<dir>/keys/checkpoint.key`, created on first start. */
   readonly key?: string;
   /** Where each signed checkpoint is also copied, so that truncation can be detected. */

@@ -98,7 +98,7 @@ describe('defaults', () => {
         fsync: 'critical',
         flushDelayMs: 20,
         rotateBytes: 64 * 1024 * 1024,
-        checkpoint: { everyRecords: 1000, everyMs: 60_000 },
+        checkpoint: { everyRecords: 1000, everyMs: 60_000, minIntervalMs: 1000 },
         redact: { keys: [], patterns: [] },
         maxErrorLength: 1024,
       },

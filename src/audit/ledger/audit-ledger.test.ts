@@ -406,6 +406,26 @@ describe('AuditLedger: checkpoints, keys and anchors', () => {
     expect(metrics.get('audit_records_written_total')).toBe(12);
   });
 
+  it('checkpoints every N records but not sooner than minIntervalMs after the last, then catches up', async () => {
+    const d = dir();
+    const ledger = await openLedger(d, { checkpoint: { everyRecords: 5, everyMs: 0, minIntervalMs: 300 } });
+    // The first one is not held back: there was none before it in this run.
+    for (let i = 1; i <= 5; i++) await ledger.append(sampleEvent(i));
+    for (let i = 0; i < 100 && checkpointSizes(d).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    expect(checkpointSizes(d)).toEqual([5]);
+    // Twelve more at once are two counts' worth, but within 300 ms of the last: none yet...
+    for (let i = 6; i <= 17; i++) await ledger.append(sampleEvent(i));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(checkpointSizes(d)).toEqual([5]);
+    // ...then one covering everything written by then, without a further append.
+    for (let i = 0; i < 100 && checkpointSizes(d).length === 1; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(checkpointSizes(d)).toEqual([5, 17]);
+    await ledger.close();
+    expect(checkpointSizes(d)).toEqual([5, 17]);
+  });
+
   it('checkpoints every T ms', async () => {
     const d = dir();
     const ledger = await openLedger(d, { checkpoint: { everyRecords: 1000, everyMs: 20 } });
@@ -491,7 +511,7 @@ describe('AuditLedger: checkpoints, keys and anchors', () => {
         fsync: 'always',
         flushDelayMs: 7,
         rotateBytes: 1024,
-        checkpoint: { everyRecords: 5, everyMs: 0 },
+        checkpoint: { everyRecords: 5, everyMs: 0, minIntervalMs: 250 },
         key: 'keys/mine.key',
         anchor: { path: '/mnt/worm/anchor.jsonl', headers: {} },
         redact: { keys: ['ref'], patterns: [] },
@@ -504,7 +524,7 @@ describe('AuditLedger: checkpoints, keys and anchors', () => {
       fsync: 'always',
       flushDelayMs: 7,
       rotateBytes: 1024,
-      checkpoint: { everyRecords: 5, everyMs: 0 },
+      checkpoint: { everyRecords: 5, everyMs: 0, minIntervalMs: 250 },
       keyFile: '/var/lib/switchboard/keys/mine.key',
       anchor: { path: '/mnt/worm/anchor.jsonl', headers: {} },
       redact: { keys: ['ref'], patterns: [] },

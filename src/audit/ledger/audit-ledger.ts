@@ -65,8 +65,16 @@ export interface AuditLedgerOptions {
   readonly fsync?: FsyncPolicy;
   /** Start a new ledger file past this size; default 64 MiB. */
   readonly rotateBytes?: number;
-  /** Checkpoint after this many records, and every `everyMs` (0: no timer); default 1000 and 60 s. */
-  readonly checkpoint?: { readonly everyRecords: number; readonly everyMs: number };
+  /**
+   * Checkpoint after `everyRecords` records, but not sooner than `minIntervalMs` after the previous
+   * checkpoint (the count then asks for one that late), and every `everyMs` (0: no timer); default
+   * 1000 records, no minimum, 60 s. (The configuration's default minimum is 1 s.)
+   */
+  readonly checkpoint?: {
+    readonly everyRecords: number;
+    readonly everyMs: number;
+    readonly minIntervalMs?: number;
+  };
   /** The signer key file; default `<dir>/keys/checkpoint.key`, created when missing. */
   readonly keyFile?: string;
   readonly anchor?: AnchorOptions;
@@ -205,6 +213,11 @@ export class AuditLedger {
   readonly #probeIntervalMs: number;
   readonly #flushDelayMs: number;
   readonly #flushRecords: number;
+  readonly #minIntervalMs: number;
+  /** `performance.now()` when the last checkpoint was written in this run. */
+  #lastCheckpointAt = Number.NEGATIVE_INFINITY;
+  /** Set while a checkpoint the count asked for waits out `minIntervalMs`. */
+  #deferredCheckpoint: NodeJS.Timeout | undefined;
   readonly #maxQueued: number;
   readonly #maxQueuedBytes: number;
   /** What the queued events not yet built hold ({@link heldBytes}). */
@@ -270,6 +283,7 @@ export class AuditLedger {
     this.#flushRecords = Math.max(1, options.flushRecords ?? DEFAULTS.flushRecords);
     this.#maxQueued = Math.max(1, options.maxQueued ?? DEFAULTS.maxQueued);
     this.#maxQueuedBytes = Math.max(1, options.maxQueuedBytes ?? DEFAULTS.maxQueuedBytes);
+    this.#minIntervalMs = Math.max(0, options.checkpoint?.minIntervalMs ?? 0);
     const everyMs = options.checkpoint?.everyMs ?? DEFAULTS.everyMs;
     if (everyMs > 0) {
       this.#timer = setInterval(() => this.#requestCheckpoint(), everyMs);
@@ -520,6 +534,7 @@ export class AuditLedger {
   async #close(): Promise<void> {
     this.#closing = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
+    if (this.#deferredCheckpoint !== undefined) clearTimeout(this.#deferredCheckpoint);
     this.#cancelFlushTimer();
     this.#stopProbing();
     try {
@@ -667,10 +682,25 @@ export class AuditLedger {
       this.#drained();
       for (const pending of batch)
         pending.resolve({ seq: pending.head.seq, entryHash: pending.head.entryHash });
-      if (this.#tree.size - this.#checkpoints.lastSize >= this.#everyRecords) this.#checkpointDue = true;
+      if (this.#tree.size - this.#checkpoints.lastSize >= this.#everyRecords) this.#countReached();
     } catch (error) {
       this.#fail(batch, error);
     }
+  }
+
+  /** `everyRecords` are uncovered: a checkpoint now, or once `minIntervalMs` has passed. */
+  #countReached(): void {
+    const wait = this.#lastCheckpointAt + this.#minIntervalMs - performance.now();
+    if (wait <= 0) {
+      this.#checkpointDue = true;
+      return;
+    }
+    if (this.#deferredCheckpoint !== undefined) return;
+    this.#deferredCheckpoint = setTimeout(() => {
+      this.#deferredCheckpoint = undefined;
+      this.#requestCheckpoint();
+    }, wait);
+    this.#deferredCheckpoint.unref();
   }
 
   #fail(batch: Pending[], error: unknown): void {
@@ -705,6 +735,7 @@ export class AuditLedger {
         // The records must be durable before a checkpoint covers them.
         if (this.#fsync !== 'never') await this.#files.sync();
         await this.#checkpoints.write(this.#tree, this.#committed, lastLine);
+        this.#lastCheckpointAt = performance.now();
         this.#metrics.inc(AuditLedgerMetric.Checkpoints);
       }
       for (const waiter of waiters) waiter.resolve();

@@ -337,7 +337,11 @@ function auditShape(audit: AuditConfig): Record<string, unknown> {
     ...(audit.dir === undefined ? {} : { dir: e(audit.dir) }),
     fsync: audit.fsync,
     rotate: size(audit.rotateBytes),
-    checkpoint: { every: audit.checkpoint.everyRecords, interval: dur(audit.checkpoint.everyMs) },
+    checkpoint: {
+      every: audit.checkpoint.everyRecords,
+      interval: dur(audit.checkpoint.everyMs),
+      minInterval: dur(audit.checkpoint.minIntervalMs),
+    },
     ...(audit.key === undefined ? {} : { key: e(audit.key) }),
     ...(anchor === undefined
       ? {}

@@ -40,7 +40,7 @@ const DEFAULTS: AuditConfig = {
   fsync: 'critical',
   flushDelayMs: 20,
   rotateBytes: 64 * 1024 * 1024,
-  checkpoint: { everyRecords: 1000, everyMs: 60_000 },
+  checkpoint: { everyRecords: 1000, everyMs: 60_000, minIntervalMs: 1000 },
   redact: { keys: [], patterns: [] },
   maxErrorLength: 1024,
 };
@@ -274,15 +274,17 @@ describe('audit.rotate', () => {
 
 describe('audit.checkpoint', () => {
   it.each([
-    [{ every: 1 }, { everyRecords: 1, everyMs: 60_000 }],
-    [{ every: '500' }, { everyRecords: 500, everyMs: 60_000 }],
-    [{ interval: '5m' }, { everyRecords: 1000, everyMs: 300_000 }],
-    [{ interval: 0 }, { everyRecords: 1000, everyMs: 0 }],
-    [{ interval: '0' }, { everyRecords: 1000, everyMs: 0 }],
+    [{ every: 1 }, { everyRecords: 1, everyMs: 60_000, minIntervalMs: 1000 }],
+    [{ every: '500' }, { everyRecords: 500, everyMs: 60_000, minIntervalMs: 1000 }],
+    [{ interval: '5m' }, { everyRecords: 1000, everyMs: 300_000, minIntervalMs: 1000 }],
+    [{ interval: 0 }, { everyRecords: 1000, everyMs: 0, minIntervalMs: 1000 }],
+    [{ interval: '0' }, { everyRecords: 1000, everyMs: 0, minIntervalMs: 1000 }],
     [
       { every: 10_000, interval: '1.5s' },
-      { everyRecords: 10_000, everyMs: 1500 },
+      { everyRecords: 10_000, everyMs: 1500, minIntervalMs: 1000 },
     ],
+    [{ minInterval: 0 }, { everyRecords: 1000, everyMs: 60_000, minIntervalMs: 0 }],
+    [{ minInterval: '250ms' }, { everyRecords: 1000, everyMs: 60_000, minIntervalMs: 250 }],
   ])('reads %j', (checkpoint, expected) => {
     expect(auditOf({ checkpoint }).checkpoint).toEqual(expected);
   });
@@ -327,15 +329,17 @@ describe('audit.checkpoint', () => {
     expect(issue(withAudit({ checkpoint: 1000 }))).toEqual({
       path: 'audit.checkpoint',
       found: '1000',
-      expected: 'a map with the keys every, interval',
+      expected: 'a map with the keys every, interval, minInterval',
     });
     expect(issue(withAudit({ checkpoint: { everyRecords: 5 } }))).toEqual({
       path: 'audit.checkpoint.everyRecords',
       found: 'an unknown key',
-      expected: 'one of the keys allowed in audit.checkpoint: every, interval (did you mean "every"?)',
+      expected:
+        'one of the keys allowed in audit.checkpoint: every, interval, minInterval (did you mean "every"?)',
     });
     expect(issue(withAudit({ checkpoint: { intervalMs: 5 } }))).toMatchObject({
-      expected: 'one of the keys allowed in audit.checkpoint: every, interval (did you mean "interval"?)',
+      expected:
+        'one of the keys allowed in audit.checkpoint: every, interval, minInterval (did you mean "interval"?)',
     });
   });
 });

@@ -19,7 +19,7 @@ export const AUDIT_KEYS = [
   'redact',
   'maxErrorLength',
 ] as const;
-export const CHECKPOINT_KEYS = ['every', 'interval'] as const;
+export const CHECKPOINT_KEYS = ['every', 'interval', 'minInterval'] as const;
 export const ANCHOR_KEYS = ['path', 'url', 'headers'] as const;
 export const REDACT_KEYS = ['keys', 'patterns'] as const;
 const FSYNC: readonly FsyncPolicy[] = ['always', 'critical', 'never'];
@@ -31,7 +31,7 @@ export const AUDIT_DEFAULTS: AuditConfig = {
   fsync: 'critical',
   flushDelayMs: 20,
   rotateBytes: 64 * 1024 * 1024,
-  checkpoint: { everyRecords: 1000, everyMs: 60_000 },
+  checkpoint: { everyRecords: 1000, everyMs: 60_000, minIntervalMs: 1000 },
   redact: { keys: [], patterns: [] },
   maxErrorLength: 1024,
 };
@@ -111,6 +111,7 @@ export function readAudit(c: Checker, raw: unknown): AuditConfig {
     expected: 'a number of records, at least 1',
   });
   const everyMs = c.duration(cf, cp, 'interval', d.checkpoint.everyMs, true);
+  const minIntervalMs = c.duration(cf, cp, 'minInterval', d.checkpoint.minIntervalMs, true);
   const key = pathSetting(c, f, p, 'key', 'file path');
   const anchor = f.has('anchor') ? readAnchor(c, f.get('anchor')) : undefined;
   const rp = [...p, 'redact'];
@@ -159,7 +160,7 @@ export function readAudit(c: Checker, raw: unknown): AuditConfig {
     fsync,
     flushDelayMs,
     rotateBytes,
-    checkpoint: { everyRecords, everyMs },
+    checkpoint: { everyRecords, everyMs, minIntervalMs },
     redact: { keys, patterns },
     maxErrorLength,
     ...(dir === undefined ? {} : { dir }),
