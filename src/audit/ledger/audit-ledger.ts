@@ -222,7 +222,7 @@ export class AuditLedger {
   readonly #maxQueuedBytes: number;
   /** What the queued events not yet built hold ({@link heldBytes}). */
   #queuedBytes = 0;
-  /** Set while `maxQueued` appends wait, until the queue is down to half of that. */
+  /** Set once the queue was full (see `#full`), until it is down to half of both bounds. */
   #backlogged = false;
   /** Set while non-durable appends wait to share a write. */
   #flushTimer: NodeJS.Timeout | undefined;
@@ -360,6 +360,7 @@ export class AuditLedger {
    * False once a write failed, until a write succeeds again. While unhealthy the ledger also probes
    * the file system every second (reopening and syncing its file, writing a probe file beside it),
    * so that it recovers even when the governance layer, refusing audited calls, appends nothing.
+   * Also false while the queue is full because writes hang (see the module comment).
    */
   get healthy(): boolean {
     return this.#healthy && !this.#backlogged;
@@ -459,7 +460,7 @@ export class AuditLedger {
     );
   }
 
-  /** After a batch is written: a backlog is over once half of `maxQueued` or less wait. */
+  /** After a batch is written: a backlog is over once the queue is down to half of both bounds. */
   #drained(): void {
     if (!this.#backlogged) return;
     if (this.#queue.length > this.#maxQueued / 2 || this.#queuedBytes > this.#maxQueuedBytes / 2) return;
