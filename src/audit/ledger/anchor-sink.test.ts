@@ -66,6 +66,17 @@ afterEach(async () => {
   cleanups = [];
 });
 
+/** A sink pushing to a {@link HeldAnchor}, with its logger and metrics. */
+async function heldSink() {
+  const anchor = new HeldAnchor();
+  cleanups.push(() => anchor.close());
+  const logger = new MemoryLogger();
+  const metrics = new Metrics();
+  const sink = createAnchorSink({ url: await anchor.url() }, logger, metrics);
+  if (!sink) throw new Error('no sink');
+  return { anchor, logger, metrics, sink };
+}
+
 describe('createAnchorSink', () => {
   it('is undefined without a path or a URL', () => {
     expect(createAnchorSink(undefined, new MemoryLogger(), new Metrics())).toBeUndefined();
@@ -87,12 +98,7 @@ describe('createAnchorSink', () => {
   });
 
   it('keeps only the newest line waiting behind a slow anchor, and says so once', async () => {
-    const anchor = new HeldAnchor();
-    cleanups.push(() => anchor.close());
-    const logger = new MemoryLogger();
-    const metrics = new Metrics();
-    const sink = createAnchorSink({ url: await anchor.url() }, logger, metrics);
-    if (!sink) throw new Error('no sink');
+    const { anchor, logger, metrics, sink } = await heldSink();
     sink.push('{"n":1}');
     await anchor.waitFor(1);
     // The first push is in flight and held: these three wait, each replacing the one before.
@@ -115,13 +121,8 @@ describe('createAnchorSink', () => {
   });
 
   it('sends the waiting line after a push that failed', async () => {
-    const anchor = new HeldAnchor();
-    cleanups.push(() => anchor.close());
+    const { anchor, logger, metrics, sink } = await heldSink();
     anchor.status = 500;
-    const logger = new MemoryLogger();
-    const metrics = new Metrics();
-    const sink = createAnchorSink({ url: await anchor.url() }, logger, metrics);
-    if (!sink) throw new Error('no sink');
     sink.push('{"n":1}');
     await anchor.waitFor(1);
     sink.push('{"n":2}');

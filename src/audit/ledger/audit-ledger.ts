@@ -388,23 +388,10 @@ export class AuditLedger {
     if (this.#closing) return Promise.reject(unavailable('The audit ledger is closed'));
     const held = heldBytes(event);
     if (this.#full(held)) return Promise.reject(this.#backlog());
-    const ts = this.#clock();
     const durable = this.#fsync === 'always' || (this.#fsync === 'critical' && options.durable === true);
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.#queue.push({
-        event,
-        ts,
-        held,
-        line: undefined,
-        bytes: 0,
-        head: this.#head,
-        durable,
-        resolve,
-        reject,
-      });
-      this.#queuedBytes += held;
-      this.#schedule(durable);
-    });
+    return new Promise<AppendResult>((resolve, reject) =>
+      this.#enqueue(event, held, durable, resolve, reject),
+    );
   }
 
   /**
@@ -422,8 +409,18 @@ export class AuditLedger {
       failed(this.#backlog());
       return;
     }
+    this.#enqueue(event, held, this.#fsync === 'always', ignore, failed);
+  }
+
+  /** Queues an accepted append, stamped now, and schedules the flush loop. */
+  #enqueue(
+    event: AuditEvent,
+    held: number,
+    durable: boolean,
+    resolve: (result: AppendResult) => void,
+    reject: (error: unknown) => void,
+  ): void {
     const ts = this.#clock();
-    const durable = this.#fsync === 'always';
     this.#queue.push({
       event,
       ts,
@@ -432,8 +429,8 @@ export class AuditLedger {
       bytes: 0,
       head: this.#head,
       durable,
-      resolve: ignore,
-      reject: failed,
+      resolve,
+      reject,
     });
     this.#queuedBytes += held;
     this.#schedule(durable);
