@@ -41,8 +41,8 @@ export interface AuditEvent {
   readonly output?: string;
   /**
    * The result as a JSON value, when `output` is absent: the ledger serialises it with
-   * `JSON.stringify` (the text a transport sends) when it builds the record. The caller must not
-   * change it afterwards.
+   * `JSON.stringify` (the text a transport sends) when the event is appended, and keeps only that
+   * text, so changing the result afterwards changes nothing.
    */
   readonly result?: unknown;
   /** An error message: redacted and cut to `maxErrorLength` by the ledger. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -318,6 +319,34 @@ describe('AuditLedger: writing', () => {
     expect(ledger.head.seq).toBe(2);
     await ledger.close();
     expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: 2 });
+  });
+
+  it("takes a result's text when the event is appended: later changes to it change nothing, and it counts as held", async () => {
+    const d = dir();
+    const { io, waiting, release } = hangingSyncIo();
+    const ledger = await openLedger(d, { io, fsync: 'always', flushDelayMs: 0, maxQueuedBytes: 5000 });
+    const result = { content: [{ type: 'text', text: 'x'.repeat(3000) }] };
+    const expected = JSON.stringify(result);
+    const { output: _none, ...withoutOutput } = sampleEvent(1);
+    const first = ledger.append({ ...withoutOutput, result });
+    for (let i = 0; i < 100 && waiting.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    // Record 1's sync hangs; record 2 waits holding its result's 3,000-odd characters of text...
+    const second = ledger.append({ ...withoutOutput, request_id: 2, result });
+    result.content[0]!.text = 'changed after the append';
+    // ...so a third as large would take the waiting events past 5,000 bytes.
+    const large = { content: [{ type: 'text', text: 'y'.repeat(3000) }] };
+    await expect(ledger.append({ ...withoutOutput, request_id: 3, result: large })).rejects.toMatchObject({
+      code: SbErrorCode.AuditUnavailable,
+    });
+    release();
+    await Promise.all([first, second]);
+    await ledger.close();
+    const records = readLines(d).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const sha = createHash('sha256').update(expected).digest('hex');
+    expect(records.map((r) => [r.output_len, r.output_sha256])).toEqual([
+      [expected.length, sha],
+      [expected.length, sha],
+    ]);
   });
 
   it('syncs every batch under "always", never under "never" (even for durable appends)', async () => {

@@ -23,7 +23,8 @@
  *
  * A write that hangs instead of failing (an `fdatasync` on a dying disk or a stuck mount) stops the
  * flush loop while the calls go on: once `maxQueued` appends wait, or their events hold about
- * `maxQueuedBytes` (an event keeps the output text it will hash until its record is built), the
+ * `maxQueuedBytes` (an event keeps the output text it will hash until its record is built; a result
+ * object is serialised when it is appended, so that its size is known), the
  * ledger is unhealthy too (T1+ refused), further appends reject at once, and the backlog is logged
  * and counted (`audit_backlog_rejections_total`); it is healthy again once the loop has brought the
  * queue down to half of both. Memory stays bounded whatever the disk does.
@@ -47,6 +48,7 @@ import { SIGNER_KEY_FILE, VERIFIER_KEY_FILE } from './ledger-paths.js';
 import { type LedgerHead, type LinePosition, recoverLedger } from './ledger-recovery.js';
 import type { LedgerTree } from './ledger-tree.js';
 import { type EncodedLine, RecordEncoder } from './record-encoder.js';
+import { eventOutput } from './record-fields.js';
 
 /** Counter names the ledger keeps in its `Metrics`. */
 export const AuditLedgerMetric = {
@@ -162,6 +164,27 @@ const DEFAULTS = {
 
 /** What a waiting event is counted as holding, besides its output text. */
 const EVENT_OVERHEAD_BYTES = 512;
+
+/**
+ * `event` with its `result` serialised into `output` now, as the record would hash it (an event
+ * that has an `output`, or neither, is returned as it is). An append takes the result's text at
+ * once: the queue then holds a string whose size {@link heldBytes} can count, not an object graph of
+ * unknown size, and the caller changing the result afterwards changes nothing.
+ */
+function withOutputText(event: AuditEvent): AuditEvent {
+  if (
+    typeof event !== 'object' ||
+    event === null ||
+    event.output !== undefined ||
+    event.result === undefined
+  ) {
+    return event;
+  }
+  const { result: _serialised, ...rest } = event;
+  const output = eventOutput(event);
+  // Not serialisable (a cycle, a BigInt): no output to hash, as when the record is built.
+  return typeof output === 'string' ? { ...rest, output } : rest;
+}
 
 /** Roughly the memory an event holds until its record is built (the output dominates). */
 function heldBytes(event: AuditEvent): number {
@@ -384,8 +407,9 @@ export class AuditLedger {
    * @throws (rejects) SwitchboardError `SB_AUDIT_UNAVAILABLE` when the line cannot be written or
    *   the ledger is closed; `SB_INTERNAL` for an invalid event (unknown tier or decision, no method).
    */
-  append(event: AuditEvent, options: { durable?: boolean } = {}): Promise<AppendResult> {
+  append(raw: AuditEvent, options: { durable?: boolean } = {}): Promise<AppendResult> {
     if (this.#closing) return Promise.reject(unavailable('The audit ledger is closed'));
+    const event = withOutputText(raw);
     const held = heldBytes(event);
     if (this.#full(held)) return Promise.reject(this.#backlog());
     const durable = this.#fsync === 'always' || (this.#fsync === 'critical' && options.durable === true);
@@ -399,11 +423,12 @@ export class AuditLedger {
    * record is written): no promise, which costs hooks with the request scope's `AsyncLocalStorage`
    * on. `failed` is called, once, with what `append` would have rejected with; never `durable`.
    */
-  appendUnawaited(event: AuditEvent, failed: (error: unknown) => void): void {
+  appendUnawaited(raw: AuditEvent, failed: (error: unknown) => void): void {
     if (this.#closing) {
       failed(unavailable('The audit ledger is closed'));
       return;
     }
+    const event = withOutputText(raw);
     const held = heldBytes(event);
     if (this.#full(held)) {
       failed(this.#backlog());
