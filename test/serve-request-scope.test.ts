@@ -13,13 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentRequestScope, type RequestScope } from '../src/audit/request-scope.js';
 import { createAuthenticator } from '../src/auth/authenticator.js';
 import { hashToken } from '../src/auth/token-hash.js';
-import { parseConfigText } from '../src/config/load.js';
 import { ServeGateway } from '../src/gateways/serve/serve-gateway.js';
 import { silentLogger } from '../src/observe/logger.js';
 import { Metrics } from '../src/observe/metrics.js';
 import { ECHO_SERVER } from './support/cli.js';
 import { type KeptEvent, KeptEvents } from './support/kept-events.js';
-import { stdioUpstreamConfig } from './support/serve.js';
+import { parsedServeConfig, stdioUpstreamConfig } from './support/serve.js';
 import { initialize, messagesOf, post } from './support/sse-client.js';
 
 const BOB_TOKEN = 'sbt_request-scope-test-token-of-bob-0123456789abcdef';
@@ -42,12 +41,11 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  const parsed = parseConfigText(yaml, { baseDir: process.cwd(), env: process.env });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  const config = parsedServeConfig(yaml);
   const metrics = new Metrics();
-  const authenticate = createAuthenticator(parsed.config.auth!, { logger: silentLogger, metrics });
+  const authenticate = createAuthenticator(config.auth!, { logger: silentLogger, metrics });
   gateway = new ServeGateway({
-    config: parsed.config,
+    config,
     version: 'test',
     logger: silentLogger,
     metrics,

@@ -12,13 +12,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfigText } from '../src/config/load.js';
 import { ServeGateway } from '../src/gateways/serve/serve-gateway.js';
 import { silentLogger } from '../src/observe/logger.js';
 import { Metrics } from '../src/observe/metrics.js';
 import { ECHO_SERVER } from './support/cli.js';
 import { type KeptEvent, KeptEvents } from './support/kept-events.js';
-import { stdioUpstreamConfig } from './support/serve.js';
+import { parsedServeConfig, stdioUpstreamConfig } from './support/serve.js';
 import { Participant, type Wire } from './support/space.js';
 
 let gateway: ServeGateway;
@@ -40,10 +39,9 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  const parsed = parseConfigText(yaml, { baseDir: process.cwd(), env: process.env });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  const config = parsedServeConfig(yaml);
   gateway = new ServeGateway({
-    config: parsed.config,
+    config,
     version: 'test',
     logger: silentLogger,
     metrics: new Metrics(),

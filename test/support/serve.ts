@@ -1,6 +1,8 @@
 /** Starts the built `switchboard serve` on a free port for a test, and stops it afterwards. */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseConfigText } from '../../src/config/load.js';
+import type { GatewayConfig } from '../../src/config/types.js';
 import { CLI, tempDir } from './cli.js';
 import { type StartedProcess, startProcess } from './peers.js';
 
@@ -68,4 +70,15 @@ export function stdioUpstreamConfig(
     if (u.sharing) lines.push(`    sharing: ${u.sharing}`);
   }
   return `${lines.join('\n')}\n${extra}`;
+}
+
+/**
+ * `yaml` parsed as the serve command parses its file (relative paths against the working
+ * directory, `${VAR}` from the environment), for tests that compose a `ServeGateway` in-process;
+ * throws with the issues when it is invalid.
+ */
+export function parsedServeConfig(yaml: string): GatewayConfig {
+  const parsed = parseConfigText(yaml, { baseDir: process.cwd(), env: process.env });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return parsed.config;
 }

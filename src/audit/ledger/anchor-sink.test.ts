@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import {
@@ -49,9 +49,9 @@ class HeldAnchor {
     for (const answer of this.#held.splice(0)) answer();
   }
 
-  async waitFor(count: number): Promise<void> {
-    for (let i = 0; i < 200 && this.received.length < count; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(this.received.length).toBeGreaterThanOrEqual(count);
+  /** Resolves once `count` requests have arrived. */
+  waitFor(count: number): Promise<void> {
+    return vi.waitFor(() => expect(this.received.length).toBeGreaterThanOrEqual(count));
   }
 
   close(): Promise<void> {

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SbErrorCode } from '../../errors/switchboard-error.js';
 import { MemoryLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
@@ -64,9 +64,9 @@ function recordingIo(): { io: LedgerIo; events: string[] } {
 
 /**
  * The file system, with `fdatasync` hanging (a dying disk, a stuck mount) until `release`: the
- * flush loop waits on it. `waiting` holds the syncs that hang.
+ * flush loop waits on it.
  */
-function hangingSyncIo(): { io: LedgerIo; waiting: (() => void)[]; release: () => void } {
+function hangingSyncIo(): { io: LedgerIo; hung: () => Promise<void>; release: () => void } {
   let held = true;
   const waiting: (() => void)[] = [];
   const io: LedgerIo = {
@@ -89,7 +89,9 @@ function hangingSyncIo(): { io: LedgerIo; waiting: (() => void)[]; release: () =
     held = false;
     for (const resolve of waiting.splice(0)) resolve();
   };
-  return { io, waiting, release };
+  /** Resolves once exactly one sync hangs (the flush loop is stuck on it). */
+  const hung = () => vi.waitFor(() => expect(waiting).toHaveLength(1));
+  return { io, hung, release };
 }
 
 const checkpointSizes = (d: string): number[] =>
@@ -253,7 +255,7 @@ describe('AuditLedger: writing', () => {
 
   it('bounds its queue when a sync hangs: refuses, reports unhealthy and logs once, then recovers', async () => {
     const d = dir();
-    const { io, waiting, release } = hangingSyncIo();
+    const { io, hung, release } = hangingSyncIo();
     const logger = new MemoryLogger();
     const metrics = new Metrics();
     const ledger = await openLedger(d, {
@@ -267,8 +269,7 @@ describe('AuditLedger: writing', () => {
     const failures: unknown[] = [];
     const failed = (error: unknown) => failures.push(error);
     ledger.appendUnawaited(sampleEvent(1), failed);
-    for (let i = 0; i < 100 && waiting.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(waiting).toHaveLength(1);
+    await hung();
     // Record 1 is written and its sync hangs; ten more wait, which is the bound.
     for (let i = 2; i <= 11; i++) ledger.appendUnawaited(sampleEvent(i), failed);
     expect(ledger.healthy).toBe(true);
@@ -288,8 +289,7 @@ describe('AuditLedger: writing', () => {
     // The disk answers again: the queue drains and the ledger is healthy; the chain is intact (no
     // anchor is configured, hence "unanchored").
     release();
-    for (let i = 0; i < 200 && !ledger.healthy; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(ledger.healthy).toBe(true);
+    await vi.waitFor(() => expect(ledger.healthy).toBe(true));
     expect(ledger.head.seq).toBe(11);
     expect(logger.entries.some((e) => /queue has drained/.test(e.message))).toBe(true);
     await ledger.append(sampleEvent(12));
@@ -299,13 +299,13 @@ describe('AuditLedger: writing', () => {
 
   it('bounds the bytes waiting events hold too (their output texts), taking one event whatever its size', async () => {
     const d = dir();
-    const { io, waiting, release } = hangingSyncIo();
+    const { io, hung, release } = hangingSyncIo();
     const ledger = await openLedger(d, { io, fsync: 'always', flushDelayMs: 0, maxQueuedBytes: 5000 });
     const failures: unknown[] = [];
     const failed = (error: unknown) => failures.push(error);
     const big = (i: number) => sampleEvent(i, { output: 'x'.repeat(4000) });
     ledger.appendUnawaited(big(1), failed);
-    for (let i = 0; i < 100 && waiting.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await hung();
     // Record 1's sync hangs. One big event waits (4,512 bytes counted, over nothing else); a second
     // would take the waiting events past 5,000.
     ledger.appendUnawaited(big(2), failed);
@@ -314,8 +314,7 @@ describe('AuditLedger: writing', () => {
     expect(failures).toHaveLength(1);
     expect(ledger.healthy).toBe(false);
     release();
-    for (let i = 0; i < 200 && !ledger.healthy; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(ledger.healthy).toBe(true);
+    await vi.waitFor(() => expect(ledger.healthy).toBe(true));
     expect(ledger.head.seq).toBe(2);
     await ledger.close();
     expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: 2 });
@@ -323,13 +322,13 @@ describe('AuditLedger: writing', () => {
 
   it("takes a result's text when the event is appended: later changes to it change nothing, and it counts as held", async () => {
     const d = dir();
-    const { io, waiting, release } = hangingSyncIo();
+    const { io, hung, release } = hangingSyncIo();
     const ledger = await openLedger(d, { io, fsync: 'always', flushDelayMs: 0, maxQueuedBytes: 5000 });
     const result = { content: [{ type: 'text', text: 'x'.repeat(3000) }] };
     const expected = JSON.stringify(result);
     const { output: _none, ...withoutOutput } = sampleEvent(1);
     const first = ledger.append({ ...withoutOutput, result });
-    for (let i = 0; i < 100 && waiting.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await hung();
     // Record 1's sync hangs; record 2 waits holding its result's 3,000-odd characters of text...
     const second = ledger.append({ ...withoutOutput, request_id: 2, result });
     result.content[0]!.text = 'changed after the append';
@@ -440,17 +439,13 @@ describe('AuditLedger: checkpoints, keys and anchors', () => {
     const ledger = await openLedger(d, { checkpoint: { everyRecords: 5, everyMs: 0, minIntervalMs: 300 } });
     // The first one is not held back: there was none before it in this run.
     for (let i = 1; i <= 5; i++) await ledger.append(sampleEvent(i));
-    for (let i = 0; i < 100 && checkpointSizes(d).length === 0; i++)
-      await new Promise((r) => setTimeout(r, 5));
-    expect(checkpointSizes(d)).toEqual([5]);
+    await vi.waitFor(() => expect(checkpointSizes(d)).toEqual([5]));
     // Twelve more at once are two counts' worth, but within 300 ms of the last: none yet...
     for (let i = 6; i <= 17; i++) await ledger.append(sampleEvent(i));
     await new Promise((r) => setTimeout(r, 50));
     expect(checkpointSizes(d)).toEqual([5]);
     // ...then one covering everything written by then, without a further append.
-    for (let i = 0; i < 100 && checkpointSizes(d).length === 1; i++)
-      await new Promise((r) => setTimeout(r, 10));
-    expect(checkpointSizes(d)).toEqual([5, 17]);
+    await vi.waitFor(() => expect(checkpointSizes(d)).toEqual([5, 17]), { timeout: 2000 });
     await ledger.close();
     expect(checkpointSizes(d)).toEqual([5, 17]);
   });
