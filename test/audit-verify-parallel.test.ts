@@ -48,8 +48,10 @@ describe('audit verify in worker threads (built)', () => {
       maxSegmentBytes: 2 * 1024 * 1024,
       worker: defaultWorker,
     });
-    // About 9 MiB in rounds of 2 segments of at most 2 MiB: 3 rounds, a worker's segment each.
-    expect(walk.segments.accepted).toBeGreaterThanOrEqual(2);
+    // About 9 MiB in segments of at most 2 MiB. How many the worker takes from the back before this
+    // thread, walking from the front, meets it depends on their speeds (log-walk.ts): on a loaded
+    // machine a worker that is slow to start may finish only one. At least one, taken whole.
+    expect(walk.segments.accepted).toBeGreaterThanOrEqual(1);
     expect(walk.segments.accepted).toBe(walk.segments.planned);
     expect(walk.records).toBe(RECORDS);
   });
