@@ -128,6 +128,36 @@ describe('RecordEncoder', () => {
     }
   });
 
+  it('gives a member whose value repeats from record to record the same text as a fresh value', () => {
+    // A few values per member, drawn again and again: each record's session, client, upstream,
+    // target and method are often those of the record before, sometimes not, sometimes invalid.
+    const few = <T>(...values: T[]) => fc.constantFrom(...values);
+    const repeating: fc.Arbitrary<AuditEvent> = fc.record({
+      session_id: few('s-1', 's-2', ' s-1 ', 'é', undefined, 7),
+      client_id: few('local', 'bob', 'quote"inside', undefined, 42),
+      upstream: few('echo', 'files', 'lone\ud800', '', undefined),
+      target: few('echo', 'read_file', 'postgres://user:secret@db/x', 'a'.repeat(2049), '', undefined),
+      method: few('tools/call', 'resources/read', 'tab\tinside', '', undefined, 5 as never),
+      tier: few(...TIERS, 'T9' as never),
+      decision: few(...DECISIONS),
+      duration_ms: fc.double(),
+      args: few({ q: 1 }, undefined),
+    }) as fc.Arbitrary<AuditEvent>;
+    for (const redact of CONFIGS) {
+      fc.assert(
+        fc.property(fc.array(repeating, { minLength: 1, maxLength: 40 }), (events) => {
+          const encoder = new RecordEncoder({ redact, maxErrorLength: 80, arenaBytes: 4096 });
+          const ts = '2026-06-14T12:00:00.000Z';
+          const prev = '0'.repeat(64);
+          events.forEach((e, i) => {
+            expect(encoded(encoder, e, i + 1, ts, prev)).toEqual(reference(e, redact, i + 1, ts, prev));
+          });
+        }),
+        { numRuns: 150 },
+      );
+    }
+  });
+
   it('lays lines one after another in an arena, and never writes an arena twice', () => {
     const encoder = new RecordEncoder({ redact: {}, maxErrorLength: 80, arenaBytes: 1000 });
     const base = { method: 'tools/call', tier: 'T1', decision: 'allowed', duration_ms: 1 } as const;

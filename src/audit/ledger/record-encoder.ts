@@ -9,6 +9,10 @@
  *   `\`, short enough, trimmed where ids are trimmed) is written as it is, which is what bounding,
  *   redaction and JSON escaping would leave of it; any other value goes through the same bounding
  *   functions as `recordFields` and the same escaping as `encodeRecord`.
+ * - A member whose value usually repeats from one record to the next (session, client, upstream,
+ *   target, method: a busy session's calls share them) keeps the text of its last value, so its
+ *   checks, redaction and escaping run once per new value, not once per record (about 6% of the
+ *   encoder's own time per record, measured in the ledger-on gateway at C=32).
  * - The text is encoded once, into a scratch buffer that starts with the domain tag, so the entry
  *   hash is one hash of a view (no concatenated string to flatten and encode again). The suffix
  *   goes after it, and with the byte before the line set to 0x00 the same bytes are the leaf
@@ -30,7 +34,9 @@ import {
   boundError,
   boundName,
   boundTarget,
-  checkedMethod,
+  checkedMethodName,
+  checkedObject,
+  checkedTierAndDecision,
   eventOutput,
   MAX_NAME_LENGTH,
   MAX_TARGET_LENGTH,
@@ -95,6 +101,32 @@ function nameMember(head: string, name: string, value: unknown): string {
   return member(name, boundName(value, MAX_NAME_LENGTH));
 }
 
+/**
+ * One member's text for the last string value it was asked for. The text depends on the value
+ * alone (and on the encoder's fixed options), and a string cannot change, so equal values get the
+ * text already made; any other value is written anew (a value that is not a string is never kept).
+ */
+class RepeatedMember {
+  #value: string | undefined;
+  #text = '';
+  readonly #write: (value: unknown) => string;
+
+  constructor(write: (value: unknown) => string) {
+    this.#write = write;
+  }
+
+  /** The member's text for `value`; throws as `write` does (nothing is kept then). */
+  text(value: unknown): string {
+    if (value === this.#value && value !== undefined) return this.#text;
+    const text = this.#write(value);
+    if (typeof value === 'string') {
+      this.#value = value;
+      this.#text = text;
+    }
+    return text;
+  }
+}
+
 /** Builds record lines; one per ledger (it keeps the scratch buffer and the arena). */
 export class RecordEncoder {
   readonly redactor: Redactor;
@@ -108,6 +140,18 @@ export class RecordEncoder {
   readonly #retired: Buffer[] = [];
   /** A retired arena whose lines are all written, for the next one. */
   #spare: Buffer | undefined;
+  readonly #method = new RepeatedMember((value) => {
+    const method = checkedMethodName(value);
+    return PLAIN_NAME.test(method) ? `,"method":"${method}"` : member('method', method);
+  });
+  readonly #client = new RepeatedMember((value) => idMember(',"client_id":"', 'client_id', value));
+  readonly #session = new RepeatedMember((value) => idMember(',"session_id":"', 'session_id', value));
+  readonly #upstream = new RepeatedMember((value) => nameMember(',"upstream":"', 'upstream', value));
+  readonly #target = new RepeatedMember((value) =>
+    typeof value === 'string' && PLAIN_TARGET.test(value) && this.redactor(value) === value
+      ? `,"target":"${value}"`
+      : member('target', boundTarget(value, this.redactor)),
+  );
 
   constructor(options: RecordEncoderOptions) {
     const redaction = createRedactedCanonicalJson(options.redact);
@@ -127,14 +171,17 @@ export class RecordEncoder {
    *   written to the arena then).
    */
   encode(event: AuditEvent, seq: number, ts: string, prevHash: string): EncodedLine {
-    const method = checkedMethod(event);
+    // The checks `checkedMethod` makes, in its order (so the same event fails with the same error).
+    checkedObject(event);
+    const method = this.#method.text(event.method);
+    checkedTierAndDecision(event);
     // Every member starts with a comma; the first one's becomes the opening brace below.
     let text = event.args === undefined ? '' : `,"args":${this.#canonicalArgs(event.args)}`;
-    text += idMember(',"client_id":"', 'client_id', event.client_id);
+    text += this.#client.text(event.client_id);
     text += nameMember(',"decided_by":"', 'decided_by', event.decided_by);
     text += `,"decision":"${event.decision}","duration_ms":${microseconds(Number(event.duration_ms))}`;
     text += member('error', boundError(event.error, this.redactor, this.#maxErrorLength));
-    text += PLAIN_NAME.test(method) ? `,"method":"${method}"` : member('method', method);
+    text += method;
     const output = eventOutput(event);
     if (typeof output === 'string') {
       text += `,"output_len":${Buffer.byteLength(output, 'utf8')},"output_sha256":"${hash('sha256', output, 'hex')}"`;
@@ -143,16 +190,12 @@ export class RecordEncoder {
     text += idMember(',"request_id":"', 'request_id', event.request_id);
     text += nameMember(',"rule":"', 'rule', event.rule);
     text += `,"seq":${seq}`;
-    text += idMember(',"session_id":"', 'session_id', event.session_id);
-    const target = event.target;
-    text +=
-      typeof target === 'string' && PLAIN_TARGET.test(target) && this.redactor(target) === target
-        ? `,"target":"${target}"`
-        : member('target', boundTarget(target, this.redactor));
+    text += this.#session.text(event.session_id);
+    text += this.#target.text(event.target);
     text += `,"tier":"${event.tier}"`;
     text += nameMember(',"trace_id":"', 'trace_id', event.trace_id);
     text += `,"ts":"${ts}"`;
-    text += nameMember(',"upstream":"', 'upstream', event.upstream);
+    text += this.#upstream.text(event.upstream);
     text += ',"v":1';
     return this.#finish(text);
   }

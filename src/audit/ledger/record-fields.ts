@@ -148,14 +148,43 @@ function invalid(message: string): SwitchboardError {
  *   cannot be audited and must be refused).
  */
 export function checkedMethod(event: AuditEvent): string {
+  checkedObject(event);
+  const method = checkedMethodName(event.method);
+  checkedTierAndDecision(event);
+  return method;
+}
+
+/**
+ * The first of {@link checkedMethod}'s checks, on their own for a caller that reads `method`
+ * another way (the record encoder remembers the last one).
+ *
+ * @throws SwitchboardError `SB_INTERNAL` when the event is not an object.
+ */
+export function checkedObject(event: AuditEvent): void {
   if (typeof event !== 'object' || event === null) throw invalid('not an object');
-  const method = boundName(event.method, MAX_NAME_LENGTH);
+}
+
+/**
+ * An event's `method` bounded, as {@link checkedMethod} checks it.
+ *
+ * @throws SwitchboardError `SB_INTERNAL` when it is missing or not a non-empty string.
+ */
+export function checkedMethodName(value: unknown): string {
+  const method = boundName(value, MAX_NAME_LENGTH);
   if (method === undefined) throw invalid('method must be a non-empty string');
+  return method;
+}
+
+/**
+ * The last of {@link checkedMethod}'s checks.
+ *
+ * @throws SwitchboardError `SB_INTERNAL` when `tier` or `decision` is not one of the known values.
+ */
+export function checkedTierAndDecision(event: AuditEvent): void {
   if (!TIERS.includes(event.tier)) throw invalid(`unknown tier ${JSON.stringify(String(event.tier))}`);
   if (!DECISIONS.includes(event.decision)) {
     throw invalid(`unknown decision ${JSON.stringify(String(event.decision))}`);
   }
-  return method;
 }
 
 /**
