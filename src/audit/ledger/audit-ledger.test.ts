@@ -117,6 +117,31 @@ describe('AuditLedger: writing', () => {
     expect(lines.map((line) => recordOf(line).entry_hash)).toEqual(results.map((r) => r.entryHash));
   });
 
+  it('writes a backlog a chunk at a time, serving the event loop in between', async () => {
+    const d = dir();
+    const { io, events } = recordingIo();
+    const ledger = await openLedger(d, { io, flushDelayMs: 60_000, flushRecords: 100_000 });
+    const order: string[] = [];
+    const appends = Array.from({ length: 1000 }, (_, i) => ledger.append(sampleEvent(i + 1)));
+    void appends[0]?.then(() => order.push('first written'));
+    void appends[999]?.then(() => order.push('last written'));
+    // A checkpoint asked for now covers the 1,000 queued appends, though none is built yet.
+    const checkpoint = ledger.checkpoint().then(() => order.push('checkpoint'));
+    setImmediate(() => order.push('event loop'));
+    await Promise.all([...appends, checkpoint]);
+    // 256 records per turn: the first chunk is written before the event loop turns, the last after.
+    expect(order).toEqual(['first written', 'event loop', 'last written', 'checkpoint']);
+    expect(events.filter((e) => e.startsWith(`write ${ledgerFileName(1)}`))).toEqual([
+      `write ${ledgerFileName(1)} 256`,
+      `write ${ledgerFileName(1)} 256`,
+      `write ${ledgerFileName(1)} 256`,
+      `write ${ledgerFileName(1)} 232`,
+    ]);
+    expect(checkpointSizes(d)).toEqual([1000]);
+    await ledger.close();
+    expect(await verifyLedger({ dir: d })).toMatchObject({ status: 'unanchored', records: 1000 });
+  });
+
   it('lets appends made one after another within flushDelayMs share one write', async () => {
     const d = dir();
     const { io, events } = recordingIo();

@@ -5,7 +5,8 @@
  *
  * One ordered writer. `append` takes the event's timestamp and queues it; a single flush loop
  * builds the queued records in order (redaction, seq, hash chain), writes them in one write per
- * batch, fsyncs per the policy, then resolves the batch's appends. The Merkle accumulator advances
+ * batch, fsyncs per the policy, then resolves the batch's appends (a backlog `BUILD_CHUNK` records
+ * per turn of the event loop). The Merkle accumulator advances
  * only over lines that were written, so checkpoints never re-read the log.
  *
  * Why the record is built in the flush loop and not in `append`: `append` runs on the answer's path
@@ -149,6 +150,14 @@ interface Pending {
 /** Most lines and bytes written in one batch (bounds latency and memory under a burst). */
 const MAX_BATCH_LINES = 4096;
 const MAX_BATCH_BYTES = 4 * 1024 * 1024;
+/**
+ * Most records built in one turn of the event loop. Building costs some microseconds a record, all
+ * of it on the event loop: a backlog (the queue a slow `fdatasync` or a burst leaves) is built and
+ * written this many at a time, with the event loop free to serve requests in between, instead of
+ * stalling it for the whole backlog (100,000 records would be most of a second). The usual batch
+ * is far smaller, and then nothing changes.
+ */
+const BUILD_CHUNK = 256;
 
 const DEFAULTS = {
   fsync: 'critical',
@@ -161,6 +170,11 @@ const DEFAULTS = {
   maxQueued: 100_000,
   maxQueuedBytes: 64 * 1024 * 1024,
 } as const;
+
+/** Resolves in the event loop's next check phase, after the I/O that is ready now is served. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /** What a waiting event is counted as holding, besides its output text. */
 const EVENT_OVERHEAD_BYTES = 512;
@@ -514,11 +528,13 @@ export class AuditLedger {
   }
 
   /**
-   * Builds the lines of the queued appends, in queue order, extending the chain head. An event that
-   * cannot be encoded (a bug of the caller) is rejected and leaves the chain as it was.
+   * Builds the lines of the queued appends (at most `limit` of them), in queue order, extending the
+   * chain head. An event that cannot be encoded (a bug of the caller) is rejected and leaves the
+   * chain as it was.
    */
-  #buildQueued(): void {
-    while (this.#built < this.#queue.length) {
+  #buildQueued(limit: number): void {
+    let stop = Math.min(this.#queue.length, this.#built + limit);
+    while (this.#built < stop) {
       const pending = this.#queue[this.#built] as Pending;
       const event = pending.event as AuditEvent;
       try {
@@ -533,6 +549,7 @@ export class AuditLedger {
         this.#built++;
       } catch (error) {
         this.#queue.splice(this.#built, 1);
+        stop--;
         this.#queuedBytes -= pending.held;
         pending.reject(error);
       }
@@ -573,11 +590,14 @@ export class AuditLedger {
   }
 
   #checkpointNow(): Promise<void> {
-    // Build what is queued, so that the waiter's `upTo` covers every append made before it.
-    this.#buildQueued();
+    // The appends made before now take the next seqs in queue order, so the waiter's `upTo` covers
+    // every one of them without building them here (a backlog is built a chunk at a time). An event
+    // that fails to build takes no seq: then `upTo` is one past the last of them, and the waiter is
+    // served by a later record or once the queue is empty, covering them all the same.
+    const unbuilt = this.#queue.length - this.#built;
     this.#cancelFlushTimer();
     return new Promise<void>((resolve, reject) => {
-      this.#checkpointWaiters.push({ upTo: this.#head.seq, resolve, reject });
+      this.#checkpointWaiters.push({ upTo: this.#head.seq + unbuilt, resolve, reject });
       this.#kick();
     });
   }
@@ -609,8 +629,11 @@ export class AuditLedger {
   async #drain(): Promise<void> {
     for (;;) {
       if (this.#checkpointReady()) await this.#writeCheckpoint();
-      else if (this.#queue.length > 0) await this.#writeBatch();
-      else if (this.#probeWanted) await this.#probe();
+      else if (this.#queue.length > 0) {
+        await this.#writeBatch();
+        // More than one chunk was queued: the rest waits for the next turn of the event loop.
+        if (this.#queue.length > 0) await nextTurn();
+      } else if (this.#probeWanted) await this.#probe();
       else return;
     }
   }
@@ -681,7 +704,7 @@ export class AuditLedger {
   async #writeBatch(): Promise<void> {
     let batch: Pending[] = [];
     try {
-      this.#buildQueued();
+      this.#buildQueued(BUILD_CHUNK);
       if (this.#built === 0) return;
       batch = await this.#takeBatch();
       let durable = false;
