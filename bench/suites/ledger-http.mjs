@@ -8,7 +8,8 @@
 // over stdio (the echo fixture, and server-everything, whose own work per call is ~5x the echo
 // fixture's), the same load client (bench/lib/http-client.mjs), one session per gateway,
 // per window a fresh keep-alive pool of C connections and C workers, 500 ms warm-up and 2,000 ms
-// measured, windows interleaved with the order rotated between repeats.
+// measured; each on/off pair's two windows run back to back, in an order that alternates between
+// repeats, so that the paired ratio compares adjacent windows (the pairs' order is rotated).
 //
 // Six gateways: ledger on and off (`audit: { enabled: false }`) in front of the echo fixture, each
 // with the trace on (as a user runs it and as the http suite's headline figure is measured: the
@@ -109,7 +110,13 @@ export default {
       for (let r = 0; r < repeats; r++) {
         for (const c of concurrencies) {
           const line = [];
-          for (const g of rotate(GATEWAYS, r + c)) {
+          // Each pair's two windows back to back, the pair's order alternating from one repeat to
+          // the next: the machine's speed drifts over seconds, and a ratio of adjacent windows
+          // cancels most of it (ABBA over two repeats).
+          const order = rotate(PAIRS, r + c).flatMap(([on, off]) =>
+            (r + c) % 2 === 0 ? [on, off] : [off, on],
+          );
+          for (const g of order.map((key) => GATEWAYS.find((x) => x.key === key))) {
             const t = running[g.key];
             const m = await measureWindow(t, { concurrency: c, warmupMs, durationMs, tool: t.tool, args });
             data[g.key][c].push(m);
@@ -141,7 +148,8 @@ export default {
       'enabled: false }`), each with the trace on and with `--no-trace`; and fronting server-everything over stdio, ledger',
       "on and off, trace on (its `echo` tool). The http suite's client and windows: one session",
       `per gateway, per window a fresh keep-alive pool of C connections and C workers, ${warmupMs} ms warm-up,`,
-      `${durationMs} ms measured, ${repeats} repeat(s), windows interleaved (order rotated). Cells: median over repeats`,
+      `${durationMs} ms measured, ${repeats} repeat(s); each on/off pair's windows back to back, their order alternating`,
+      'between repeats (the pairs in rotated order). Cells: median over repeats',
       '(min–max). "CPU/req": the gateway process\'s CPU time per request (its threads, not its upstream). Ratios are',
       'paired: ledger on ÷ ledger off in the same repeat and C, then the median over repeats.',
       '',
