@@ -116,11 +116,11 @@ export default {
           const order = rotate(PAIRS, r + c).flatMap(([on, off]) =>
             (r + c) % 2 === 0 ? [on, off] : [off, on],
           );
-          for (const g of order.map((key) => GATEWAYS.find((x) => x.key === key))) {
-            const t = running[g.key];
+          for (const key of order) {
+            const t = running[key];
             const m = await measureWindow(t, { concurrency: c, warmupMs, durationMs, tool: t.tool, args });
-            data[g.key][c].push(m);
-            line.push(`${g.key} ${fmtNum(m.rps)}/s${m.errors ? ` ERR ${m.errors}` : ''}`);
+            data[key][c].push(m);
+            line.push(`${key} ${fmtNum(m.rps)}/s${m.errors ? ` ERR ${m.errors}` : ''}`);
             await sleep(150);
           }
           ctx.log(`r${r + 1}/${repeats} C=${c}: ${line.join(' · ')}`);

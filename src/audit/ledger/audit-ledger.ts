@@ -6,8 +6,8 @@
  * One ordered writer. `append` takes the event's timestamp and queues it; a single flush loop
  * builds the queued records in order (redaction, seq, hash chain), writes them in one write per
  * batch, fsyncs per the policy, then resolves the batch's appends (a backlog `BUILD_CHUNK` records
- * per turn of the event loop). The Merkle accumulator advances
- * only over lines that were written, so checkpoints never re-read the log.
+ * per turn of the event loop). The Merkle accumulator advances only over lines that were written,
+ * so checkpoints never re-read the log.
  *
  * Why the record is built in the flush loop and not in `append`: `append` runs on the answer's path
  * (the governance layer records a call as it completes), and building costs redaction, canonical
