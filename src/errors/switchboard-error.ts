@@ -12,6 +12,7 @@ export const SbErrorCode = {
   UpstreamUnavailable: 'SB_UPSTREAM_UNAVAILABLE',
   UpstreamSpawnFailed: 'SB_UPSTREAM_SPAWN',
   UpstreamProtocol: 'SB_UPSTREAM_PROTOCOL',
+  RouteUnresolved: 'SB_ROUTE_UNRESOLVED',
   RequestTimeout: 'SB_REQUEST_TIMEOUT',
   MessageTooLarge: 'SB_MESSAGE_TOO_LARGE',
   Unroutable: 'SB_UNROUTABLE',

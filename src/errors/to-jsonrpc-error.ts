@@ -11,6 +11,7 @@ const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
   SB_UPSTREAM_UNAVAILABLE: JsonRpcCode.UpstreamClosed,
   SB_UPSTREAM_SPAWN: JsonRpcCode.UpstreamClosed,
   SB_UPSTREAM_PROTOCOL: JsonRpcCode.InternalError,
+  SB_ROUTE_UNRESOLVED: JsonRpcCode.UpstreamClosed,
   SB_REQUEST_TIMEOUT: JsonRpcCode.RequestTimeout,
   SB_MESSAGE_TOO_LARGE: JsonRpcCode.MessageTooLarge,
   SB_UNROUTABLE: JsonRpcCode.Unroutable,
