@@ -438,6 +438,12 @@ export class Router {
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #closed = false;
+  /** Set by `beginDrain`: new client requests are refused. */
+  #draining = false;
+  /** Client requests received and not yet answered (or dropped): see `callsInFlight`. */
+  #inFlight = 0;
+  /** Who waits for `#inFlight` to reach 0 (`whenNoCallsInFlight`). */
+  #idleWaiters: (() => void)[] = [];
 
   constructor(options: RouterOptions) {
     this.#resolver = options.resolver;
@@ -673,6 +679,67 @@ export class Router {
     return this.#sessions.size;
   }
 
+  // ---------------------------------------------------------------- draining
+
+  /**
+   * The gateway is shutting down: from now on every new client request is answered at once with
+   * `SB_SHUTTING_DOWN` (its own id, through the interceptors, so the ledger records the refusal).
+   * Everything else goes on: calls in flight, their progress, the servers' requests to clients and
+   * the clients' answers, cancellations. Irreversible.
+   */
+  beginDrain(): void {
+    this.#draining = true;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /**
+   * Client requests received and not answered yet: forwarded, held by an interceptor, answered
+   * locally, waiting for a route, or with their answer held by an interceptor's `complete` (an
+   * audit record being made durable). A request counts until its answer is written to its session
+   * (or dropped: cancelled, session ended).
+   */
+  get callsInFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Settles once no client request is in flight (at once if none is). Sets no timer. */
+  whenNoCallsInFlight(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /**
+   * Ends every client request still in flight with `error`, delivered to its client under its own
+   * id like any answer; forwarded ones are cancelled upstream (`notifications/cancelled` with
+   * `reason`), and a late answer from the upstream is dropped. Answers whose `complete` is already
+   * under way are left to it. Returns how many requests were ended.
+   */
+  endCallsInFlight(error: JsonRpcErrorObject, reason: string): number {
+    let ended = 0;
+    for (const session of this.#sessions.values()) {
+      for (const call of [...session.calls.values()]) {
+        if (call.done) continue;
+        ended++;
+        this.#abortCall(call);
+        const entry = this.#table.cancelClientRequest(session.key, call.request.id, performance.now());
+        if (entry) this.#sendCancelUpstream(entry, reason);
+        this.#finish(call, { error });
+      }
+    }
+    this.#scheduleExpiry();
+    return ended;
+  }
+
+  /** A client request got its answer, or will never get one: it is no longer in flight. */
+  #callEnded(): void {
+    this.#inFlight--;
+    if (this.#inFlight > 0 || this.#idleWaiters.length === 0) return;
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
   // ---------------------------------------------------------------- from clients
 
   /**
@@ -746,6 +813,17 @@ export class Router {
       done: false,
     };
     session.calls.set(key, call);
+    this.#inFlight++;
+    if (this.#draining) {
+      this.#metrics.inc('drain_refused_total');
+      this.#finish(call, {
+        error: gatewayError(
+          SbErrorCode.ShuttingDown,
+          'the gateway is shutting down and takes no new requests; send it again once it is back',
+        ),
+      });
+      return;
+    }
     this.#route(call);
   }
 
@@ -1055,6 +1133,7 @@ export class Router {
   #sendResponse(ending: Ending, response: JsonRpcResponse): void {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') {
+      this.#callEnded();
       this.#delivered(ending, undefined);
       return;
     }
@@ -1081,6 +1160,7 @@ export class Router {
       },
       json,
     );
+    this.#callEnded();
     // A slice of the delivered text, not a copy.
     if (ending.deliverers.length > 0)
       this.#delivered(ending, resultAt === undefined ? undefined : json.slice(resultAt, -1));

@@ -22,6 +22,7 @@ export const SbErrorCode = {
   LimitExceeded: 'SB_LIMIT_EXCEEDED',
   Unauthorized: 'SB_UNAUTHORIZED',
   Cancelled: 'SB_CANCELLED',
+  ShuttingDown: 'SB_SHUTTING_DOWN',
   TraceStore: 'SB_TRACE_STORE',
   Internal: 'SB_INTERNAL',
 } as const;

@@ -21,6 +21,7 @@ const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
   SB_LIMIT_EXCEEDED: JsonRpcCode.LimitExceeded,
   SB_UNAUTHORIZED: JsonRpcCode.Unauthorized,
   SB_CANCELLED: JsonRpcCode.RequestCancelled,
+  SB_SHUTTING_DOWN: JsonRpcCode.ShuttingDown,
   SB_TRACE_STORE: JsonRpcCode.InternalError,
   SB_INTERNAL: JsonRpcCode.InternalError,
 };
