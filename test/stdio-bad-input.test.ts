@@ -630,23 +630,27 @@ describe('switchboard stdio: clean shutdown', () => {
         sha256: createHash('sha256').update(answered).digest('hex'),
       },
     });
-    // So is the request that was in flight at shutdown, and the error the client got for it.
+    // So is the request that was in flight at shutdown, and the error the client got for it when
+    // the drain timeout ended it (the gateway's answer; the upstream's request and cancellation too).
     const inFlight = records.filter((r) => payload(r).id === 'in-flight');
     expect(inFlight.map((r) => r.envelope.kind)).toEqual(['mcp/request', 'mcp/response']);
-    expect(inFlight[1]!.envelope.payload).toMatchObject({ error: { code: -32000 } });
+    expect(inFlight[1]!.envelope.payload).toMatchObject({ error: { code: -32010 } });
     // And the session's opening.
     expect(records.filter((r) => payload(r).method === 'initialize')).toHaveLength(2);
     expect(records.filter((r) => payload(r).method === 'notifications/initialized')).toHaveLength(2);
   }
 
+  // The call in flight outlasts the drain timeout (500 ms): it is answered with -32010.
+  const DRAIN = ['--drain-timeout', '500'];
+
   it('on SIGTERM: answers what is in flight, exits 0, and the trace is complete', async () => {
-    const gw = new Gateway();
+    const gw = new Gateway(DRAIN);
     try {
       await exercise(gw);
       gw.child.kill('SIGTERM');
       const { code, signal } = await gw.exited;
       expect({ code, signal }).toEqual({ code: 0, signal: null });
-      expect(gw.responsesTo('in-flight')[0]?.error?.code).toBe(-32000);
+      expect(gw.responsesTo('in-flight')[0]?.error?.code).toBe(-32010);
       await gw.log('the shutdown', (l) => l.msg === 'shutting down' && l.reason === 'received SIGTERM', 1000);
       checkTrace(gw);
     } finally {
@@ -655,7 +659,7 @@ describe('switchboard stdio: clean shutdown', () => {
   });
 
   it('on SIGINT: exits 0 with the trace complete', async () => {
-    const gw = new Gateway();
+    const gw = new Gateway(DRAIN);
     try {
       await exercise(gw);
       gw.child.kill('SIGINT');
@@ -668,13 +672,13 @@ describe('switchboard stdio: clean shutdown', () => {
   });
 
   it('when the client closes stdin: exits 0 with the trace complete', async () => {
-    const gw = new Gateway();
+    const gw = new Gateway(DRAIN);
     try {
       await exercise(gw);
       gw.child.stdin.end();
       const { code } = await gw.exited;
       expect(code).toBe(0);
-      expect(gw.responsesTo('in-flight')[0]?.error?.code).toBe(-32000);
+      expect(gw.responsesTo('in-flight')[0]?.error?.code).toBe(-32010);
       await gw.log(
         'the shutdown',
         (l) => l.msg === 'shutting down' && l.reason === 'the client closed stdin',

@@ -56,6 +56,7 @@ export const DEFAULTS: {
     responseMode: 'auto',
     streamAfterMs: 100,
     keepAliveMs: 15 * SECOND,
+    drainTimeoutMs: 5 * SECOND,
   },
   sessions: {
     idleTimeoutMs: 30 * MINUTE,

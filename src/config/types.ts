@@ -71,6 +71,11 @@ export interface ServerConfig {
   readonly streamAfterMs: number;
   /** Interval of SSE keep-alive comments (0: none). */
   readonly keepAliveMs: number;
+  /**
+   * At shutdown (SIGINT, SIGTERM), how long calls in flight may take to finish before they are
+   * answered with `SB_SHUTTING_DOWN` (0: at once).
+   */
+  readonly drainTimeoutMs: number;
 }
 
 export interface SessionsConfig {

@@ -61,6 +61,7 @@ describe('defaults', () => {
         responseMode: 'auto',
         streamAfterMs: 100,
         keepAliveMs: 15_000,
+        drainTimeoutMs: 5_000,
       },
       sessions: {
         mode: 'lenient',
@@ -136,6 +137,7 @@ describe('a complete file', () => {
       responseMode: 'sse',
       streamAfter: '250ms',
       keepAlive: 0,
+      drainTimeout: '2s',
     },
     sessions: {
       mode: 'strict',
@@ -189,6 +191,7 @@ describe('a complete file', () => {
       responseMode: 'sse',
       streamAfterMs: 250,
       keepAliveMs: 0,
+      drainTimeoutMs: 2_000,
     });
     expect(config.sessions).toEqual({
       mode: 'strict',
@@ -697,6 +700,12 @@ describe('server', () => {
       'a unit ms, s, m, h or d after the number, not "minute"; 0 disables',
     ],
     [
+      { drainTimeout: 'soon' },
+      'drainTimeout',
+      '"soon"',
+      'a duration: a whole number of milliseconds or a number with a unit ms, s, m, h or d (e.g. 250ms, 30s, 10m, 1h); 0 disables',
+    ],
+    [
       { keepAlive: '-1s' },
       'keepAlive',
       '"-1s"',
@@ -867,7 +876,7 @@ describe('unknown keys', () => {
       path: 'server.prot',
       found: 'an unknown key',
       expected:
-        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive (did you mean "port"?)',
+        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
       'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',

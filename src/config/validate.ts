@@ -70,6 +70,7 @@ export const CONFIG_KEYS = {
     'responseMode',
     'streamAfter',
     'keepAlive',
+    'drainTimeout',
   ],
   sessions: [
     'mode',
@@ -158,6 +159,7 @@ function readServer(c: Checker, raw: unknown): ServerConfig {
     responseMode: c.choice(f, p, 'responseMode', ['auto', 'json', 'sse'], d.responseMode),
     streamAfterMs: c.duration(f, p, 'streamAfter', d.streamAfterMs, true),
     keepAliveMs: c.duration(f, p, 'keepAlive', d.keepAliveMs, true),
+    drainTimeoutMs: c.duration(f, p, 'drainTimeout', d.drainTimeoutMs, true),
   };
 }
 

@@ -1454,8 +1454,8 @@ describe('Router: pending routes', () => {
     h.request('A', 1, 'tools/list');
     expect(link(h).sent).toEqual([]);
     open();
-    await tick();
-    expect(link(h).requests('tools/list')).toHaveLength(1);
+    // Routed again in a later turn of the event loop, not in the promise's own microtask.
+    await vi.waitFor(() => expect(link(h).requests('tools/list')).toHaveLength(1));
   });
 
   it('answers the client with the error a failed route rejects with', async () => {
@@ -1469,5 +1469,88 @@ describe('Router: pending routes', () => {
     expect(port(h, 'A').responsesTo(1)).toEqual([
       { jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'cannot connect' } },
     ]);
+  });
+});
+
+describe('Router: a route that stays pending (issue 18, item 2)', () => {
+  it('yields to the event loop between attempts and ends the call with SB_ROUTE_UNRESOLVED', async () => {
+    const h = setup();
+    // A resolver that answers `pending` with a promise already settled, for ever: the shape of the
+    // upstream manager's answer while an upstream restarted. A safety stop after many attempts keeps a
+    // router that spins from hanging this worker (its timers could not fire to fail the test).
+    let attempts = 0;
+    h.resolver.resolve = (_session, request) => {
+      attempts++;
+      if (attempts > 10_000)
+        return { kind: 'error', error: { code: -32603, message: `spun on ${request.method}` } };
+      return { kind: 'pending', ready: Promise.resolve() };
+    };
+    let timerFired = false;
+    setTimeout(() => {
+      timerFired = true;
+    }, 0);
+    h.request('A', 1, 'tools/call', { name: 'echo' });
+    await vi.waitFor(() => expect(port(h, 'A').responsesTo(1)).toHaveLength(1), { timeout: 10_000 });
+    const [answer] = port(h, 'A').responsesTo(1);
+    expect(answer).toMatchObject({
+      id: 1,
+      error: { code: -32000, data: { code: 'SB_ROUTE_UNRESOLVED' } },
+    });
+    // The /health-like timer ran while the call was being routed, not only after it ended.
+    expect(timerFired).toBe(true);
+    expect(attempts).toBeLessThanOrEqual(17);
+    expect(h.metrics.get('route_unresolved_total')).toBe(1);
+  });
+
+  it('lets other timers and messages run while a route waits, then forwards once it is ready', async () => {
+    const h = setup();
+    const resolve = h.resolver.resolve.bind(h.resolver);
+    let pendingLeft = 3;
+    h.resolver.resolve = (session, request) => {
+      if (request.method === 'tools/call' && pendingLeft-- > 0)
+        return { kind: 'pending', ready: Promise.resolve() };
+      return resolve(session, request);
+    };
+    h.request('A', 1, 'tools/call', { name: 'echo' });
+    h.request('A', 2, 'ping');
+    // The ping went out at once; the call after its pending answers, without blocking anything.
+    expect(link(h).requests('ping')).toHaveLength(1);
+    await vi.waitFor(() => expect(link(h).requests('tools/call')).toHaveLength(1));
+  });
+});
+
+describe('Router: waiting for a link to be ready', () => {
+  it('settles each wait for the state the link is in now: ready, restarting, down', async () => {
+    const h = setup({ links: [{ id: 'L', state: 'starting' }] });
+    const first = h.router.whenLinkReady('L');
+    let settled = false;
+    void first.then(() => {
+      settled = true;
+    });
+    await tick();
+    expect(settled).toBe(false);
+    h.router.setLinkReady('L');
+    await first;
+    await expect(h.router.whenLinkReady('L')).resolves.toBeUndefined();
+    // A restart begins a new wait; the one that settled says nothing about it.
+    h.router.linkClosed('L', { reason: 'exited with code 1' }, { restarting: true });
+    const second = h.router.whenLinkReady('L');
+    expect(second).not.toBe(first);
+    h.router.linkClosed('L', { reason: 'exited with code 1' }, { restarting: false });
+    await expect(second).rejects.toMatchObject({
+      code: -32000,
+      message: 'upstream srvL is not available: exited with code 1',
+      data: { code: 'SB_UPSTREAM_UNAVAILABLE' },
+    });
+    await expect(h.router.whenLinkReady('L')).rejects.toMatchObject({
+      data: { code: 'SB_UPSTREAM_UNAVAILABLE' },
+    });
+  });
+
+  it('rejects the waits still open when the router closes', async () => {
+    const h = setup({ links: [{ id: 'L', state: 'starting' }] });
+    const wait = h.router.whenLinkReady('L');
+    h.router.close();
+    await expect(wait).rejects.toMatchObject({ data: { code: 'SB_UPSTREAM_UNAVAILABLE' } });
   });
 });

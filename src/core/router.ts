@@ -106,8 +106,12 @@ export type Resolution =
   | { readonly kind: 'local'; readonly handle: (call: LocalCall) => Promise<LocalAnswer> }
   | { readonly kind: 'error'; readonly error: JsonRpcErrorObject }
   /**
-   * Not routable yet (e.g. the session's own upstream connection is being created): the router
-   * asks again once `ready` settles. A rejection is answered to the client as the error it holds.
+   * Not routable yet (e.g. the session's own upstream connection is being created, or restarting):
+   * the router asks again once `ready` settles. A rejection is answered to the client as the error
+   * it holds. `ready` must settle when the route may have changed (not at once with an old answer)
+   * and within a bound of the resolver's own; the router asks again in a later turn of the event
+   * loop, never in the same one, and at most `maxPendingRoutes` times in a row before it answers
+   * `SB_ROUTE_UNRESOLVED`, so no resolver can make it spin.
    */
   | { readonly kind: 'pending'; readonly ready: Promise<unknown> };
 
@@ -192,7 +196,19 @@ export interface RouterOptions {
   /** Maximum messages held for a link that is (re)starting before new ones are refused. */
   readonly maxQueuedPerLink?: number;
   readonly interceptors?: readonly CallInterceptor[];
+  /**
+   * How many `pending` answers in a row one client request may get from the resolver before it is
+   * answered with `SB_ROUTE_UNRESOLVED` (default {@link DEFAULT_MAX_PENDING_ROUTES}).
+   */
+  readonly maxPendingRoutes?: number;
 }
+
+/**
+ * A request waits for its route at most this many times in a row. A route being built settles in
+ * one or two waits (a per-session connection's first handshake, then its link marked ready); more
+ * means the resolver keeps answering `pending` without the route changing.
+ */
+export const DEFAULT_MAX_PENDING_ROUTES = 16;
 
 /** The router's own record of a client request (see `CallInfo`). */
 interface ClientCall {
@@ -214,6 +230,8 @@ interface ClientCall {
   upstream?: string;
   routed?: JsonRpcRequest;
   done: boolean;
+  /** How many times the resolver answered `pending` for this call (it is routed once, at most). */
+  pendingRoutes?: number;
 }
 
 interface ClientTag {
@@ -257,6 +275,13 @@ interface SessionRecord {
 }
 
 type LinkState = 'ready' | 'starting' | 'down';
+
+/** A wait for a link to become ready (see `Router.whenLinkReady`). */
+interface LinkWaiter {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(error: JsonRpcErrorObject): void;
+}
 
 interface LinkRecord {
   readonly id: LinkId;
@@ -398,7 +423,10 @@ export class Router {
   readonly #table: CorrelationTable<ClientTag, ServerTag>;
   readonly #sessions = new Map<SessionKey, SessionRecord>();
   readonly #links = new Map<LinkId, LinkRecord>();
+  /** Who waits for a link to be ready (`whenLinkReady`): one wait per link while it is not. */
+  readonly #linkWaiters = new Map<LinkId, LinkWaiter>();
   readonly #maxQueued: number;
+  readonly #maxPendingRoutes: number;
   #internalCounter = 0;
   /**
    * The interceptors with an `admit`, and those with a `complete`, in the order they were added.
@@ -410,6 +438,12 @@ export class Router {
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #closed = false;
+  /** Set by `beginDrain`: new client requests are refused. */
+  #draining = false;
+  /** Client requests received and not yet answered (or dropped): see `callsInFlight`. */
+  #inFlight = 0;
+  /** Who waits for `#inFlight` to reach 0 (`whenNoCallsInFlight`). */
+  #idleWaiters: (() => void)[] = [];
 
   constructor(options: RouterOptions) {
     this.#resolver = options.resolver;
@@ -418,6 +452,7 @@ export class Router {
     this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
     this.#table = new CorrelationTable(options.timeouts);
     this.#maxQueued = options.maxQueuedPerLink ?? 10_000;
+    this.#maxPendingRoutes = options.maxPendingRoutes ?? DEFAULT_MAX_PENDING_ROUTES;
     for (const interceptor of options.interceptors ?? []) this.addInterceptor(interceptor);
   }
 
@@ -470,10 +505,57 @@ export class Router {
     link.state = 'ready';
     const queued = link.queue.splice(0);
     for (const item of queued) link.transport.send(item.json, item.message);
+    const waiter = this.#linkWaiters.get(id);
+    if (waiter) {
+      this.#linkWaiters.delete(id);
+      waiter.resolve();
+    }
   }
 
   linkState(id: LinkId): LinkState | undefined {
     return this.#links.get(id)?.state;
+  }
+
+  /**
+   * Settles when the link is next ready: at once if it is; else when `setLinkReady` marks it ready
+   * (after a first start or a restart); rejected when it goes down for good, or the router closes.
+   * A link not attached yet is waited for too. Each time the link leaves `ready` a new wait begins,
+   * so a promise from this never answers for an earlier state of the link. It sets no timer: a
+   * caller bounds its own wait.
+   */
+  whenLinkReady(id: LinkId): Promise<void> {
+    const link = this.#links.get(id);
+    if (link?.state === 'ready') return Promise.resolve();
+    if (link?.state === 'down' || this.#closed) return Promise.reject(this.#linkGone(id, link));
+    let waiter = this.#linkWaiters.get(id);
+    if (!waiter) {
+      let settle: Omit<LinkWaiter, 'promise'> = { resolve() {}, reject() {} };
+      const promise = new Promise<void>((resolve, reject) => {
+        settle = { resolve, reject };
+      });
+      // Nobody may be waiting any more when it is rejected.
+      promise.catch(() => undefined);
+      waiter = { promise, ...settle };
+      this.#linkWaiters.set(id, waiter);
+    }
+    return waiter.promise;
+  }
+
+  /** The error of a wait for a link that is down for good (or a router that closed). */
+  #linkGone(id: LinkId, link: LinkRecord | undefined): JsonRpcErrorObject {
+    const name = link?.name ?? id;
+    if (this.#closed && link?.state !== 'down')
+      return gatewayError(
+        SbErrorCode.UpstreamUnavailable,
+        `upstream ${name} is not available: the gateway is closing`,
+        {
+          upstream: name,
+        },
+      );
+    const why = link?.downReason ? `: ${link.downReason}` : '';
+    return gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${name} is not available${why}`, {
+      upstream: name,
+    });
   }
 
   linkName(id: LinkId): string | undefined {
@@ -505,6 +587,11 @@ export class Router {
     const dropped = link.queue.splice(0);
     if (dropped.length > 0)
       this.#metrics.inc('queued_dropped_total', { upstream: link.name }, dropped.length);
+    const waiter = this.#linkWaiters.get(id);
+    if (waiter && link.state === 'down') {
+      this.#linkWaiters.delete(id);
+      waiter.reject(this.#linkGone(id, link));
+    }
     this.#scheduleExpiry();
   }
 
@@ -592,6 +679,67 @@ export class Router {
     return this.#sessions.size;
   }
 
+  // ---------------------------------------------------------------- draining
+
+  /**
+   * The gateway is shutting down: from now on every new client request is answered at once with
+   * `SB_SHUTTING_DOWN` (its own id, through the interceptors, so the ledger records the refusal).
+   * Everything else goes on: calls in flight, their progress, the servers' requests to clients and
+   * the clients' answers, cancellations. Irreversible.
+   */
+  beginDrain(): void {
+    this.#draining = true;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  /**
+   * Client requests received and not answered yet: forwarded, held by an interceptor, answered
+   * locally, waiting for a route, or with their answer held by an interceptor's `complete` (an
+   * audit record being made durable). A request counts until its answer is written to its session
+   * (or dropped: cancelled, session ended).
+   */
+  get callsInFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Settles once no client request is in flight (at once if none is). Sets no timer. */
+  whenNoCallsInFlight(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /**
+   * Ends every client request still in flight with `error`, delivered to its client under its own
+   * id like any answer; forwarded ones are cancelled upstream (`notifications/cancelled` with
+   * `reason`), and a late answer from the upstream is dropped. Answers whose `complete` is already
+   * under way are left to it. Returns how many requests were ended.
+   */
+  endCallsInFlight(error: JsonRpcErrorObject, reason: string): number {
+    let ended = 0;
+    for (const session of this.#sessions.values()) {
+      for (const call of [...session.calls.values()]) {
+        if (call.done) continue;
+        ended++;
+        this.#abortCall(call);
+        const entry = this.#table.cancelClientRequest(session.key, call.request.id, performance.now());
+        if (entry) this.#sendCancelUpstream(entry, reason);
+        this.#finish(call, { error });
+      }
+    }
+    this.#scheduleExpiry();
+    return ended;
+  }
+
+  /** A client request got its answer, or will never get one: it is no longer in flight. */
+  #callEnded(): void {
+    this.#inFlight--;
+    if (this.#inFlight > 0 || this.#idleWaiters.length === 0) return;
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
   // ---------------------------------------------------------------- from clients
 
   /**
@@ -665,6 +813,17 @@ export class Router {
       done: false,
     };
     session.calls.set(key, call);
+    this.#inFlight++;
+    if (this.#draining) {
+      this.#metrics.inc('drain_refused_total');
+      this.#finish(call, {
+        error: gatewayError(
+          SbErrorCode.ShuttingDown,
+          'the gateway is shutting down and takes no new requests; send it again once it is back',
+        ),
+      });
+      return;
+    }
     this.#route(call);
   }
 
@@ -677,17 +836,7 @@ export class Router {
       return;
     }
     if (resolution.kind === 'pending') {
-      resolution.ready.then(
-        () => this.#route(call),
-        (error: unknown) =>
-          this.#finish(call, {
-            error: asRpcError(
-              error,
-              SbErrorCode.UpstreamUnavailable,
-              'the upstream for this request could not be reached',
-            ),
-          }),
-      );
+      this.#waitForRoute(call, resolution.ready);
       return;
     }
     if (resolution.kind === 'forward') {
@@ -696,6 +845,44 @@ export class Router {
       call.routed = resolution.message ?? request;
     }
     this.#admit(call, resolution, this.#admitters, 0);
+  }
+
+  /**
+   * A call whose route is not ready waits for `ready`, then is routed again in a later turn of the
+   * event loop (`setImmediate`, not the promise's own microtask): a resolver that answers `pending`
+   * with a promise already settled would otherwise loop without ever letting a timer, a socket or a
+   * signal handler run. After `maxPendingRoutes` waits in a row the call ends with an error.
+   */
+  #waitForRoute(call: ClientCall, ready: Promise<unknown>): void {
+    call.pendingRoutes = (call.pendingRoutes ?? 0) + 1;
+    if (call.pendingRoutes > this.#maxPendingRoutes) {
+      this.#metrics.inc('route_unresolved_total');
+      this.#logger.warn(
+        { method: call.request.method, waits: this.#maxPendingRoutes },
+        'a request never got a route; answered with an error',
+      );
+      this.#finish(call, {
+        error: gatewayError(
+          SbErrorCode.RouteUnresolved,
+          `no route for ${call.request.method} after waiting ${this.#maxPendingRoutes} times for its upstream`,
+        ),
+      });
+      return;
+    }
+    // `Promise.resolve` also accepts a resolver's thenable (or a value) without throwing here.
+    Promise.resolve(ready).then(
+      () => {
+        if (!call.done) setImmediate(() => this.#route(call));
+      },
+      (error: unknown) =>
+        this.#finish(call, {
+          error: asRpcError(
+            error,
+            SbErrorCode.UpstreamUnavailable,
+            'the upstream for this request could not be reached',
+          ),
+        }),
+    );
   }
 
   /**
@@ -946,6 +1133,7 @@ export class Router {
   #sendResponse(ending: Ending, response: JsonRpcResponse): void {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') {
+      this.#callEnded();
       this.#delivered(ending, undefined);
       return;
     }
@@ -972,6 +1160,7 @@ export class Router {
       },
       json,
     );
+    this.#callEnded();
     // A slice of the delivered text, not a copy.
     if (ending.deliverers.length > 0)
       this.#delivered(ending, resultAt === undefined ? undefined : json.slice(resultAt, -1));
@@ -1783,6 +1972,8 @@ export class Router {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
+    for (const [id, waiter] of this.#linkWaiters) waiter.reject(this.#linkGone(id, this.#links.get(id)));
+    this.#linkWaiters.clear();
   }
 
   // ---------------------------------------------------------------- helpers

@@ -12,6 +12,7 @@ export const SbErrorCode = {
   UpstreamUnavailable: 'SB_UPSTREAM_UNAVAILABLE',
   UpstreamSpawnFailed: 'SB_UPSTREAM_SPAWN',
   UpstreamProtocol: 'SB_UPSTREAM_PROTOCOL',
+  RouteUnresolved: 'SB_ROUTE_UNRESOLVED',
   RequestTimeout: 'SB_REQUEST_TIMEOUT',
   MessageTooLarge: 'SB_MESSAGE_TOO_LARGE',
   Unroutable: 'SB_UNROUTABLE',
@@ -21,6 +22,7 @@ export const SbErrorCode = {
   LimitExceeded: 'SB_LIMIT_EXCEEDED',
   Unauthorized: 'SB_UNAUTHORIZED',
   Cancelled: 'SB_CANCELLED',
+  ShuttingDown: 'SB_SHUTTING_DOWN',
   TraceStore: 'SB_TRACE_STORE',
   Internal: 'SB_INTERNAL',
 } as const;

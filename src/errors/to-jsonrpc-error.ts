@@ -11,6 +11,7 @@ const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
   SB_UPSTREAM_UNAVAILABLE: JsonRpcCode.UpstreamClosed,
   SB_UPSTREAM_SPAWN: JsonRpcCode.UpstreamClosed,
   SB_UPSTREAM_PROTOCOL: JsonRpcCode.InternalError,
+  SB_ROUTE_UNRESOLVED: JsonRpcCode.UpstreamClosed,
   SB_REQUEST_TIMEOUT: JsonRpcCode.RequestTimeout,
   SB_MESSAGE_TOO_LARGE: JsonRpcCode.MessageTooLarge,
   SB_UNROUTABLE: JsonRpcCode.Unroutable,
@@ -20,6 +21,7 @@ const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
   SB_LIMIT_EXCEEDED: JsonRpcCode.LimitExceeded,
   SB_UNAUTHORIZED: JsonRpcCode.Unauthorized,
   SB_CANCELLED: JsonRpcCode.RequestCancelled,
+  SB_SHUTTING_DOWN: JsonRpcCode.ShuttingDown,
   SB_TRACE_STORE: JsonRpcCode.InternalError,
   SB_INTERNAL: JsonRpcCode.InternalError,
 };

@@ -6,8 +6,9 @@
  * Lifecycle: when the child exits, every request in flight is answered with an error at once; the
  * gateway then exits with the child's status, or with `restart` starts a new child after a backoff
  * and replays the client's `initialize` so the client never notices. The gateway shuts down cleanly
- * (child closed with the MCP sequence, trace flushed) when the client closes stdin, or on SIGINT /
- * SIGTERM.
+ * when the client closes stdin, or on SIGINT / SIGTERM: it drains (new requests are refused, the
+ * calls in flight get `drainTimeoutMs` to finish, the rest are answered with `SB_SHUTTING_DOWN`),
+ * then closes the child with the MCP sequence and flushes what it recorded.
  */
 import type { Readable, Writable } from 'node:stream';
 import { createRedactor } from '../audit/redaction.js';
@@ -28,6 +29,7 @@ import type { BackoffOptions } from '../transports/backoff.js';
 import { childEnvironment } from '../transports/stdio/child-env.js';
 import { StdioDownstream } from '../transports/stdio/stdio-downstream.js';
 import { SupervisedUpstream } from '../transports/stdio/supervised-upstream.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS, drainCalls } from './drain.js';
 import type { AuditSink } from './governance/audit-sink.js';
 import { GovernanceInterceptor } from './governance/governance-interceptor.js';
 import { listAllTools } from './governance/list-tools.js';
@@ -51,6 +53,11 @@ export interface StdioGatewayOptions {
   readonly maxMessageBytes?: number;
   readonly timeouts?: Partial<CorrelationTimeouts>;
   readonly shutdownGraceMs?: number;
+  /**
+   * At shutdown, how long the calls in flight may take to finish before they are answered with
+   * `SB_SHUTTING_DOWN` (default {@link DEFAULT_DRAIN_TIMEOUT_MS}; 0: at once).
+   */
+  readonly drainTimeoutMs?: number;
   readonly input: Readable;
   readonly output: Writable;
   readonly logger: Logger;
@@ -81,6 +88,8 @@ export class StdioGateway {
   #resolveDone: (code: number) => void = () => {};
   readonly done: Promise<number>;
   #shuttingDown: Promise<void> | undefined;
+  /** The child is gone for good: nothing in flight can finish any more. */
+  #upstreamGone = false;
   #approvals: ApprovalRegistry | undefined;
 
   constructor(options: StdioGatewayOptions) {
@@ -202,17 +211,26 @@ export class StdioGateway {
   }
 
   #upstreamStopped(close: UpstreamClose): void {
+    this.#upstreamGone = true;
     if (this.#exitCode === undefined) {
       this.#exitCode = typeof close.code === 'number' ? close.code : close.signal ? 1 : 0;
     }
     void this.shutdown(`upstream ${close.reason}`);
   }
 
-  /** Clean shutdown: the child closed with the MCP sequence, then everything recorded flushed. */
+  /**
+   * Clean shutdown: drained (see the file comment), the child closed with the MCP sequence, then
+   * everything recorded flushed. Idempotent.
+   */
   shutdown(reason: string): Promise<void> {
     if (this.#shuttingDown) return this.#shuttingDown;
     this.#shuttingDown = (async () => {
       this.#o.logger.info({ reason }, 'shutting down');
+      await drainCalls(this.#router, {
+        graceMs: this.#upstreamGone ? 0 : (this.#o.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS),
+        logger: this.#o.logger,
+        metrics: this.#o.metrics,
+      });
       await this.#upstream.close();
       this.#reportSession(Date.now());
       this.#router.closeSession(this.#sessionKey, reason);

@@ -253,6 +253,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
       responseMode: server.responseMode,
       streamAfter: dur(server.streamAfterMs),
       keepAlive: dur(server.keepAliveMs),
+      drainTimeout: dur(server.drainTimeoutMs),
     },
     sessions: {
       mode: sessions.mode,

@@ -17,6 +17,7 @@ import { Metrics } from '../../observe/metrics.js';
 import { dataDirOf } from '../global-options.js';
 import { openServeLedger } from '../ledger-setup.js';
 import { parseLogLevel, parseNonNegativeInt } from '../options.js';
+import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
 import { readPackageVersion } from '../version.js';
 
@@ -135,11 +136,10 @@ export function registerServeCommand(program: Command): void {
           ...(trace ? { trace: trace.recorder } : {}),
         },
       });
-      let stopping = false;
       const stop = async (signal: string) => {
-        if (stopping) return;
-        stopping = true;
-        logger.info({ signal }, 'shutting down');
+        logger.info({ signal, drainTimeoutMs: config.server.drainTimeoutMs }, 'shutting down');
+        // Calls in flight finish (or are answered with SB_SHUTTING_DOWN) before anything closes.
+        await gateway.drain();
         await gateway.close();
         authenticator?.close();
         trace?.recorder.close();
@@ -151,8 +151,7 @@ export function registerServeCommand(program: Command): void {
           );
         setTimeout(() => process.exit(0), 50).unref();
       };
-      process.once('SIGINT', () => void stop('SIGINT'));
-      process.once('SIGTERM', () => void stop('SIGTERM'));
+      handleShutdownSignals((signal) => void stop(signal), logger);
       try {
         const address = await gateway.start();
         const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
 import { AUDIT_DEFAULTS } from '../../config/sections/audit.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
@@ -19,6 +20,7 @@ import {
   parseNonNegativeInt,
   parsePositiveInt,
 } from '../options.js';
+import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
 
 interface StdioOptions {
@@ -30,6 +32,7 @@ interface StdioOptions {
   cwd?: string;
   maxMessageBytes: number;
   requestTimeout: number;
+  drainTimeout: number;
   trace: boolean;
   tracePayloads: TracePayloadMode;
   audit: boolean;
@@ -108,6 +111,12 @@ export function registerStdioCommand(program: Command): void {
       parseNonNegativeInt,
       600_000,
     )
+    .option(
+      '--drain-timeout <ms>',
+      'at shutdown (stdin closed, SIGINT, SIGTERM), how long calls in flight may take to finish before they are answered with an error (0: at once)',
+      parseNonNegativeInt,
+      DEFAULT_DRAIN_TIMEOUT_MS,
+    )
     .option('--no-trace', 'do not record the trace')
     .addOption(
       new Option(
@@ -170,6 +179,7 @@ export function registerStdioCommand(program: Command): void {
         ...(options.cwd ? { cwd: options.cwd } : {}),
         maxMessageBytes: options.maxMessageBytes,
         timeouts: { requestTimeoutMs: options.requestTimeout },
+        drainTimeoutMs: options.drainTimeout,
         input: process.stdin,
         output: process.stdout,
         logger,
@@ -178,9 +188,7 @@ export function registerStdioCommand(program: Command): void {
         ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
         ...(ledger ? { ledger } : {}),
       });
-      const stop = (signal: string) => void gateway.shutdown(`received ${signal}`);
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
+      handleShutdownSignals((signal) => void gateway.shutdown(`received ${signal}`), logger);
       try {
         await gateway.start();
       } catch (error) {

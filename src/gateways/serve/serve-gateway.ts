@@ -27,6 +27,7 @@ import { createUpstreamPool } from '../../transports/http/upstream/http-connecti
 import { SupervisedHttpUpstream } from '../../transports/http/upstream/supervised-http-upstream.js';
 import { childEnvironment } from '../../transports/stdio/child-env.js';
 import { SupervisedUpstream } from '../../transports/stdio/supervised-upstream.js';
+import { type DrainOutcome, drainCalls } from '../drain.js';
 import { approvalsRoutes } from '../governance/approvals-routes.js';
 import type { AuditSink } from '../governance/audit-sink.js';
 import { GovernanceInterceptor } from '../governance/governance-interceptor.js';
@@ -216,6 +217,17 @@ export class ServeGateway {
   async start(): Promise<AddressInfo> {
     await this.upstreams.start();
     return this.http.listen();
+  }
+
+  /**
+   * The graceful part of a shutdown, before `close`: no new connections, sessions or streams
+   * (503), new requests in open sessions answered with `SB_SHUTTING_DOWN`, the calls in flight
+   * given `graceMs` (`server.drainTimeout` by default) to finish, and the rest answered with
+   * `SB_SHUTTING_DOWN` and cancelled upstream.
+   */
+  drain(graceMs: number = this.#o.config.server.drainTimeoutMs): Promise<DrainOutcome> {
+    this.http.beginDrain();
+    return drainCalls(this.router, { graceMs, logger: this.#o.logger, metrics: this.#o.metrics });
   }
 
   /** Stops accepting, ends every session, and shuts every upstream down. */

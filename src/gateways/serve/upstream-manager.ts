@@ -56,7 +56,9 @@ export const GATEWAY_CLIENT_CAPABILITIES: JsonObject = { sampling: {}, elicitati
 interface Connection {
   readonly link: LinkId;
   readonly supervisor: SupervisedLink;
+  /** The first start's handshake: settled once, for good (see `linkFor` for later restarts). */
   ready: Promise<InitializeResult>;
+  /** The latest handshake's result, set once the first one succeeded. */
   result?: InitializeResult;
   stopped?: string;
 }
@@ -146,9 +148,14 @@ export class UpstreamManager {
     }
     if (!connection) return { kind: 'down', reason: `upstream ${name} is not running` };
     if (connection.stopped) return { kind: 'down', reason: connection.stopped };
-    if (connection.result && this.#o.router.linkState(connection.link) === 'ready')
+    // Before the first handshake: wait for it (it may fail, and the link may not exist yet). After
+    // it: wait for the link as it is now, so a restart is waited for, not answered with the first
+    // start's promise, settled long ago (a caller asking again at once would spin on it).
+    if (connection.result === undefined)
+      return { kind: 'pending', ready: this.#withTimeout(connection.ready, name) };
+    if (this.#o.router.linkState(connection.link) === 'ready')
       return { kind: 'ready', link: connection.link };
-    return { kind: 'pending', ready: this.#withTimeout(connection.ready, name) };
+    return { kind: 'pending', ready: this.#withTimeout(this.#o.router.whenLinkReady(connection.link), name) };
   }
 
   /**

@@ -19,6 +19,8 @@ export const JsonRpcCode = {
   LimitExceeded: -32007,
   Unroutable: -32008,
   Unauthorized: -32009,
+  /** `SB_SHUTTING_DOWN`: the gateway is draining; the request was refused or cut short. */
+  ShuttingDown: -32010,
   /** LSP's RequestCancelled: recorded for a request its client cancelled; never sent to anyone. */
   RequestCancelled: -32800,
   /** MCP 2026-07-28. */

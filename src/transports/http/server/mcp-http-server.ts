@@ -18,6 +18,7 @@ import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
 import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import type { EventStore } from '../events/event-store.js';
 import { formatComment } from '../sse/sse-writer.js';
+import { drainingHealth, refuseWhileDraining } from './drain-gate.js';
 import { checkHost, checkOrigin } from './http-guards.js';
 import { type EndpointRequest, LegacyEndpoint, type SessionHooks } from './legacy-endpoint.js';
 import { ModernEndpoint, type ModernEndpointOptions } from './modern/modern-endpoint.js';
@@ -68,6 +69,9 @@ export interface McpHttpServerOptions {
 
 const SERVER_PATH = /^\/servers\/([^/]+)\/mcp$/;
 
+/** At close, how long a connection may take to send the answer it was given before it is cut. */
+const CLOSE_FLUSH_MS = 1_000;
+
 export class McpHttpServer {
   readonly #o: McpHttpServerOptions;
   readonly #server: Server;
@@ -76,6 +80,10 @@ export class McpHttpServer {
   readonly #modern: ModernEndpoint;
   readonly #upstreams: ReadonlySet<string>;
   #timers: NodeJS.Timeout[] = [];
+  /** Set by `beginDrain`: see drain-gate.ts. */
+  #draining = false;
+  /** Settles when the listener is closed and every connection has ended (`server.close`). */
+  #closed: Promise<void> | undefined;
 
   constructor(options: McpHttpServerOptions) {
     this.#o = options;
@@ -210,6 +218,10 @@ export class McpHttpServer {
       }
     }
     if (endpoint === undefined) return this.#other(req, res, path);
+    if (this.#draining && refuseWhileDraining(req, res)) {
+      this.#o.metrics.inc('http_rejected_total', { reason: 'draining' });
+      return undefined;
+    }
     const authenticate = this.#o.authenticate;
     if (authenticate) return this.#authenticated(authenticate, req, res, endpoint, path);
     return this.#endpoint({ req, res, endpoint, principal: 'local', roles: [], path });
@@ -218,6 +230,7 @@ export class McpHttpServer {
   /** A path that is no MCP endpoint: `/health`, the extra routes, else 404. */
   async #other(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (path === '/health' && req.method === 'GET') {
+      if (this.#draining) return drainingHealth(res, this.#registry.size);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ status: 'ok', sessions: this.#registry.size }));
       return;
@@ -261,15 +274,39 @@ export class McpHttpServer {
     return undefined;
   }
 
-  /** Ends every session, stops the timers and closes the listener and its connections. */
+  /**
+   * The first step of a graceful shutdown: requests that would open a new session or stream are
+   * refused with 503 (drain-gate.ts) while the sessions in progress go on; `close` ends them. The
+   * listener stays open until then: a call in flight may need its client to answer a server
+   * request, cancel, or resume, each on a new POST (and a new connection, perhaps), and a client
+   * that is refused gets a clear 503 rather than a refused connection. Idempotent.
+   */
+  beginDrain(): void {
+    this.#draining = true;
+  }
+
+  #closeListener(): Promise<void> {
+    this.#closed ??= new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    return this.#closed;
+  }
+
+  /**
+   * Ends every session, stops the timers and closes the listener and its connections. A connection
+   * still writing the last answers it was given gets up to {@link CLOSE_FLUSH_MS} to finish them
+   * (Node keeps a keep-alive connection open after its response ends, even once the server is
+   * closing: it is closed as soon as it is idle); any other is cut.
+   */
   async close(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
     this.#legacy.endAll('the gateway is shutting down');
     this.#modern.endAll('the gateway is shutting down');
-    await new Promise<void>((resolve) => {
-      this.#server.close(() => resolve());
-      this.#server.closeAllConnections();
-    });
+    const closed = this.#closeListener();
+    this.#server.closeIdleConnections();
+    const sweep = setInterval(() => this.#server.closeIdleConnections(), 20);
+    const cut = setTimeout(() => this.#server.closeAllConnections(), CLOSE_FLUSH_MS);
+    await closed;
+    clearInterval(sweep);
+    clearTimeout(cut);
   }
 }
