@@ -223,6 +223,40 @@ describe('serve: the HTTP edge', () => {
     });
   });
 
+  // Before the timeouts: no session of an earlier test holds a stream, so all of them are idle.
+  describe('the session limit of one principal', () => {
+    it('evicts the least recently active idle session of `local` instead of refusing, and refuses (logged) only when none is idle', async () => {
+      const base = `${gw.base}/servers/everything/mcp`;
+      const first = await initialize(base);
+      const second = await initialize(base);
+      const third = await initialize(base);
+      // Activity on the first: the second is now the least recently active.
+      expect((await post(base, PING, first.headers)).status).toBe(200);
+      const fourth = await initialize(base);
+      expect((await post(base, PING, second.headers)).status).toBe(404);
+      for (const s of [first, third, fourth]) expect((await post(base, PING, s.headers)).status).toBe(200);
+
+      // Sessions with an open stream are never idle: with all three streaming, a fourth is refused.
+      const streams = await Promise.all([first, third, fourth].map((s) => openSse(base, 'GET', s.headers)));
+      try {
+        const refused = await post(base, INIT);
+        expect(refused.status, refused.text).toBe(429);
+        expect(jsonOf<{ error: { code: number; message: string } }>(refused).error).toMatchObject({
+          code: -32007,
+          message: expect.stringContaining('none of them idle'),
+        });
+        await vi.waitFor(() => expect(gw.stderr()).toMatch(/session refused: principal local holds/), {
+          timeout: 10_000,
+        });
+        for (const s of [first, third, fourth]) expect((await post(base, PING, s.headers)).status).toBe(200);
+      } finally {
+        for (const stream of streams) stream.abort();
+      }
+      // Streams closed: the sessions are idle again and make room once more.
+      await vi.waitFor(async () => expect((await post(base, INIT)).status).toBe(200), { timeout: 10_000 });
+    }, 60_000);
+  });
+
   describe('timeouts', () => {
     it('cuts a slow-loris header sender at server.headersTimeout with 408, and a connection that sends nothing', async () => {
       const slow = await rawConnection(port);
@@ -325,39 +359,6 @@ describe('serve: the HTTP edge', () => {
         get.abort();
         await participant.close();
       }
-    }, 60_000);
-  });
-
-  describe('the session limit of one principal', () => {
-    it('evicts the least recently active idle session of `local` instead of refusing, and refuses (logged) only when none is idle', async () => {
-      const base = `${gw.base}/servers/everything/mcp`;
-      const first = await initialize(base);
-      const second = await initialize(base);
-      const third = await initialize(base);
-      // Activity on the first: the second is now the least recently active.
-      expect((await post(base, PING, first.headers)).status).toBe(200);
-      const fourth = await initialize(base);
-      expect((await post(base, PING, second.headers)).status).toBe(404);
-      for (const s of [first, third, fourth]) expect((await post(base, PING, s.headers)).status).toBe(200);
-
-      // Sessions with an open stream are never idle: with all three streaming, a fourth is refused.
-      const streams = await Promise.all([first, third, fourth].map((s) => openSse(base, 'GET', s.headers)));
-      try {
-        const refused = await post(base, INIT);
-        expect(refused.status, refused.text).toBe(429);
-        expect(jsonOf<{ error: { code: number; message: string } }>(refused).error).toMatchObject({
-          code: -32007,
-          message: expect.stringContaining('none of them idle'),
-        });
-        await vi.waitFor(() => expect(gw.stderr()).toMatch(/session refused: principal local holds/), {
-          timeout: 10_000,
-        });
-        for (const s of [first, third, fourth]) expect((await post(base, PING, s.headers)).status).toBe(200);
-      } finally {
-        for (const stream of streams) stream.abort();
-      }
-      // Streams closed: the sessions are idle again and make room once more.
-      await vi.waitFor(async () => expect((await post(base, INIT)).status).toBe(200), { timeout: 10_000 });
     }, 60_000);
   });
 });
