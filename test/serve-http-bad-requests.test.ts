@@ -73,7 +73,7 @@ describe('switchboard serve: bad requests get their exact status', () => {
 
   describe('content negotiation', () => {
     it('answers 406 to a POST whose Accept lacks one of the two types', async () => {
-      for (const accept of ['application/json', 'text/event-stream', 'text/html', undefined]) {
+      for (const accept of ['application/json', 'text/event-stream', 'text/html', '*/*', undefined]) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (accept !== undefined) headers.accept = accept;
         const response = await send(url, 'POST', headers, JSON.stringify(PING));
@@ -416,7 +416,12 @@ describe('switchboard serve: bad requests get their exact status', () => {
 
   describe('Origin and Host', () => {
     it('answers 403 to a present Origin that is not allowed, and serves loopback origins', async () => {
-      for (const origin of ['http://evil.example', 'null', 'http://localhost.evil.example']) {
+      for (const origin of [
+        'http://evil.example',
+        'null',
+        'http://localhost.evil.example',
+        'http://127.0.0.1.rebind.evil.example',
+      ]) {
         expectError(await post(url, PING, { origin }), 403, -32600);
       }
       const session = await initialize(url);
@@ -441,7 +446,12 @@ describe('switchboard serve: bad requests get their exact status', () => {
 
     it('answers 403 to a Host that is not a loopback name (DNS rebinding)', async () => {
       const port = new URL(url).port;
-      for (const host of ['evil.example', `evil.example:${port}`, `localhost.evil.example:${port}`]) {
+      for (const host of [
+        'evil.example',
+        `evil.example:${port}`,
+        `localhost.evil.example:${port}`,
+        `127.0.0.1.rebind.evil.example:${port}`,
+      ]) {
         expectError(await post(url, PING, { host }), 403, -32600);
       }
       for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'localhost']) {

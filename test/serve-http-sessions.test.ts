@@ -112,11 +112,14 @@ describe('strict sessions', () => {
     );
   });
 
-  it('refuses sessions beyond maxSessions with 503, and admits again once one ended', async () => {
+  it('refuses sessions beyond maxSessions with 503 when none is idle, and admits again once one ended', async () => {
     expect(await sessionCount(strict.base)).toBe(0);
     const opened: string[] = [];
+    const streams: SseStream[] = [];
     try {
       for (let i = 0; i < 3; i++) opened.push((await initialize(strict.url)).id);
+      // An open stream makes a session busy: not one the limit may end to make room.
+      for (const id of opened) streams.push(await openSse(strict.url, 'GET', { 'mcp-session-id': id }));
       const refused = await post(strict.url, {
         jsonrpc: '2.0',
         id: 1,
@@ -132,6 +135,7 @@ describe('strict sessions', () => {
       opened.push((await initialize(strict.url)).id);
       expect(await sessionCount(strict.base)).toBe(3);
     } finally {
+      for (const stream of streams) stream.abort();
       await deleteAll(strict.url, opened);
     }
   });
@@ -291,11 +295,13 @@ describe('lenient sessions', () => {
     expect(await sessionCount(lenient.base)).toBe(before);
   });
 
-  it('refuses sessions beyond maxSessionsPerPrincipal with 429, whichever way they are opened', async () => {
+  it('refuses sessions beyond maxSessionsPerPrincipal with 429 when none is idle, whichever way they are opened', async () => {
     expect(await sessionCount(lenient.base)).toBe(0);
     const opened: string[] = [];
+    const streams: SseStream[] = [];
     try {
       for (let i = 0; i < 3; i++) opened.push((await initialize(lenient.url)).id);
+      for (const id of opened) streams.push(await openSse(lenient.url, 'GET', { 'mcp-session-id': id }));
       const refused = await post(lenient.url, {
         jsonrpc: '2.0',
         id: 1,
@@ -310,6 +316,7 @@ describe('lenient sessions', () => {
       await deleteAll(lenient.url, [opened.shift()!]);
       opened.push((await initialize(lenient.url)).id);
     } finally {
+      for (const stream of streams) stream.abort();
       await deleteAll(lenient.url, opened);
     }
     expect(await sessionCount(lenient.base)).toBe(0);

@@ -57,6 +57,10 @@ export const DEFAULTS: {
     streamAfterMs: 100,
     keepAliveMs: 15 * SECOND,
     drainTimeoutMs: 5 * SECOND,
+    headersTimeoutMs: 20 * SECOND,
+    bodyTimeoutMs: 30 * SECOND,
+    idleConnectionTimeoutMs: 65 * SECOND,
+    maxConnections: 2048,
   },
   sessions: {
     idleTimeoutMs: 30 * MINUTE,

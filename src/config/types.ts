@@ -76,6 +76,20 @@ export interface ServerConfig {
    * answered with `SB_SHUTTING_DOWN` (0: at once).
    */
   readonly drainTimeoutMs: number;
+  /**
+   * The request line and headers must arrive within this from the start of the request (or of the
+   * connection); else 408 and the connection is closed. Node's `headersTimeout`.
+   */
+  readonly headersTimeoutMs: number;
+  /** A request body must arrive whole within this once its headers have; else 408, connection closed. */
+  readonly bodyTimeoutMs: number;
+  /** A kept-alive connection with no request in progress is closed after this. Node's `keepAliveTimeout`. */
+  readonly idleConnectionTimeoutMs: number;
+  /**
+   * Open TCP connections at most (HTTP requests, SSE streams and WebSockets alike); a connection
+   * beyond it is closed at once, unanswered. Node's `maxConnections`.
+   */
+  readonly maxConnections: number;
 }
 
 export interface SessionsConfig {

@@ -62,6 +62,10 @@ describe('defaults', () => {
         streamAfterMs: 100,
         keepAliveMs: 15_000,
         drainTimeoutMs: 5_000,
+        headersTimeoutMs: 20_000,
+        bodyTimeoutMs: 30_000,
+        idleConnectionTimeoutMs: 65_000,
+        maxConnections: 2048,
       },
       sessions: {
         mode: 'lenient',
@@ -138,6 +142,10 @@ describe('a complete file', () => {
       streamAfter: '250ms',
       keepAlive: 0,
       drainTimeout: '2s',
+      headersTimeout: '5s',
+      bodyTimeout: '1m',
+      idleConnectionTimeout: '10s',
+      maxConnections: 4096,
     },
     sessions: {
       mode: 'strict',
@@ -192,6 +200,10 @@ describe('a complete file', () => {
       streamAfterMs: 250,
       keepAliveMs: 0,
       drainTimeoutMs: 2_000,
+      headersTimeoutMs: 5000,
+      bodyTimeoutMs: 60_000,
+      idleConnectionTimeoutMs: 10_000,
+      maxConnections: 4096,
     });
     expect(config.sessions).toEqual({
       mode: 'strict',
@@ -711,6 +723,10 @@ describe('server', () => {
       '"-1s"',
       'a duration: a whole number of milliseconds or a number with a unit ms, s, m, h or d (e.g. 250ms, 30s, 10m, 1h); 0 disables',
     ],
+    [{ headersTimeout: 0 }, 'headersTimeout', '0', 'a duration longer than 0, e.g. 30s or 10m'],
+    [{ bodyTimeout: '0s' }, 'bodyTimeout', '"0s"', 'a duration longer than 0, e.g. 30s or 10m'],
+    [{ idleConnectionTimeout: 0 }, 'idleConnectionTimeout', '0', 'a duration longer than 0, e.g. 30s or 10m'],
+    [{ maxConnections: 0 }, 'maxConnections', '0', 'a positive integer'],
     [{ allowedHosts: 'x' }, 'allowedHosts', '"x"', 'a list'],
     [
       { allowedHosts: ['a b'] },
@@ -839,6 +855,16 @@ describe('limits and durations', () => {
       'timeouts.maxTotal: shorter than timeouts.request, so requests always end at maxTotal first',
     ]);
   });
+
+  it('warns when the space alone could hold every connection of the server', () => {
+    expect(valid({ ...MINIMAL, server: { maxConnections: 1000 } }).warnings).toEqual([
+      'server.maxConnections: not above space.maxConnections (1000): WebSocket participants alone could hold every connection',
+    ]);
+    expect(valid({ ...MINIMAL, server: { maxConnections: 1001 } }).warnings).toEqual([]);
+    expect(valid({ ...MINIMAL, server: { maxConnections: 10 }, space: { enabled: false } }).warnings).toEqual(
+      [],
+    );
+  });
 });
 
 describe('unknown keys', () => {
@@ -876,7 +902,7 @@ describe('unknown keys', () => {
       path: 'server.prot',
       found: 'an unknown key',
       expected:
-        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout (did you mean "port"?)',
+        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
       'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',

@@ -71,6 +71,10 @@ export const CONFIG_KEYS = {
     'streamAfter',
     'keepAlive',
     'drainTimeout',
+    'headersTimeout',
+    'bodyTimeout',
+    'idleConnectionTimeout',
+    'maxConnections',
   ],
   sessions: [
     'mode',
@@ -160,6 +164,10 @@ function readServer(c: Checker, raw: unknown): ServerConfig {
     streamAfterMs: c.duration(f, p, 'streamAfter', d.streamAfterMs, true),
     keepAliveMs: c.duration(f, p, 'keepAlive', d.keepAliveMs, true),
     drainTimeoutMs: c.duration(f, p, 'drainTimeout', d.drainTimeoutMs, true),
+    headersTimeoutMs: c.duration(f, p, 'headersTimeout', d.headersTimeoutMs, false),
+    bodyTimeoutMs: c.duration(f, p, 'bodyTimeout', d.bodyTimeoutMs, false),
+    idleConnectionTimeoutMs: c.duration(f, p, 'idleConnectionTimeout', d.idleConnectionTimeoutMs, false),
+    maxConnections: c.integer(f, p, 'maxConnections', { min: 1, fallback: d.maxConnections }),
   };
 }
 
@@ -359,6 +367,12 @@ function warnAboutCombinations(c: Checker, config: GatewayConfig, root: Map<stri
   }
   if (sessions.maxSessionsPerPrincipal > sessions.maxSessions) {
     c.warn(['sessions', 'maxSessionsPerPrincipal'], 'above sessions.maxSessions, which caps it');
+  }
+  if (config.space.enabled && config.space.maxConnections >= config.server.maxConnections) {
+    c.warn(
+      ['server', 'maxConnections'],
+      `not above space.maxConnections (${config.space.maxConnections}): WebSocket participants alone could hold every connection`,
+    );
   }
   if (timeouts.requestMs > 0 && timeouts.maxTotalMs > 0 && timeouts.maxTotalMs < timeouts.requestMs) {
     c.warn(

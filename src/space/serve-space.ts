@@ -11,13 +11,14 @@
  * - the approvals bridge on the registry the HTTP approvals API shares;
  * - the WebSocket endpoint `/meup` on the gateway's HTTP server.
  */
-import type { Server } from 'node:http';
+
 import type { GatewayConfig } from '../config/types.js';
 import type { CallInterceptor, Router } from '../core/router.js';
 import type { Tap } from '../core/taps.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { ApprovalRegistry } from '../policy/approvals.js';
+import type { UpgradeRoutes } from '../transports/http/server/mcp-http-server.js';
 import { ApprovalBridge } from './approval-bridge.js';
 import { McpBridge, type McpSessionHooks } from './mcp-bridge.js';
 import { MeupSpace, type SpaceTraceSink } from './meup-space.js';
@@ -92,15 +93,14 @@ export class ServeSpace {
     this.endpoint = new SpaceEndpoint({
       space: this.space,
       auth: new SpaceAuthenticator({ gateway: options.authenticate, participants: space.participants }),
-      server: config.server,
       logger: log,
       metrics,
     });
     this.#approvals.start();
   }
 
-  /** Serves `/meup` on the gateway's HTTP server. */
-  attach(server: Server): void {
+  /** Serves `/meup` on the gateway's HTTP server, behind its Host and Origin guards. */
+  attach(server: UpgradeRoutes): void {
     this.endpoint.attach(server);
   }
 

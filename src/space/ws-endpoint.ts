@@ -1,7 +1,8 @@
 /**
  * The WebSocket endpoint `/meup` of `switchboard serve` (package `ws`, in noServer mode on the
- * gateway's HTTP server). An upgrade passes the same Host and Origin guards as `/mcp` (a browser
- * page cannot open the space from another origin), then:
+ * gateway's HTTP server, as one of its upgrade routes). The server applies the same Host and Origin
+ * guards to an upgrade as to `/mcp` before it gets here (a browser page cannot open the space from
+ * another origin, nor through a rebound name), then:
  *
  * - with `Authorization: Bearer <token>`: authenticated before the upgrade (401 with a challenge
  *   when refused); the participant is welcomed at once. A MEW join frame sent anyway as the first
@@ -14,16 +15,15 @@
  * `frame_too_large`, and above twice that (plus 64 KiB) `ws` closes the connection with 1009;
  * a ping every `space.heartbeat`, and a connection that missed the previous pong is cut.
  */
-import type { IncomingMessage, Server } from 'node:http';
-import { STATUS_CODES } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import type { ServerConfig } from '../config/types.js';
 import { encodeMeupEnvelope } from '../meup/codec.js';
 import { MEUP_PROTOCOL, type MeupProtocol } from '../meup/types.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
-import { checkHost, checkOrigin } from '../transports/http/server/http-guards.js';
+import type { UpgradeRoutes } from '../transports/http/server/mcp-http-server.js';
+import { refuseUpgrade } from '../transports/http/server/responses.js';
 import { type JoinFrame, readJoinFrame } from './join-frame.js';
 import type { MeupSpace } from './meup-space.js';
 import type { SpaceAuthenticator, SpaceIdentity } from './space-auth.js';
@@ -37,13 +37,8 @@ const MAX_EARLY_FRAMES = 64;
 export interface SpaceEndpointOptions {
   readonly space: MeupSpace;
   readonly auth: SpaceAuthenticator;
-  readonly server: Pick<ServerConfig, 'host' | 'allowedHosts' | 'allowedOrigins'>;
   readonly logger: Logger;
   readonly metrics: Metrics;
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function hasAuthorization(req: IncomingMessage): boolean {
@@ -51,24 +46,6 @@ function hasAuthorization(req: IncomingMessage): boolean {
     if (req.rawHeaders[i]?.toLowerCase() === 'authorization') return true;
   }
   return false;
-}
-
-/** Answers an upgrade request with a plain HTTP error and closes the socket. */
-function refuseUpgrade(
-  socket: Duplex,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  const body = JSON.stringify({ error: message });
-  const lines = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
-    'Content-Type: application/json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Connection: close',
-    ...Object.entries(headers).map(([k, v]) => `${k}: ${v.replace(/[\r\n]/g, ' ')}`),
-  ];
-  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
 }
 
 export class SpaceEndpoint {
@@ -79,7 +56,7 @@ export class SpaceEndpoint {
   #upgrading = 0;
   #counter = 0;
   #heartbeat: NodeJS.Timeout | undefined;
-  #server: Server | undefined;
+  #detach: (() => void) | undefined;
   readonly #onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     this.#upgrade(req, socket, head).catch((err: unknown) => {
       this.#o.logger.error({ err: String(err) }, 'a space upgrade failed');
@@ -103,10 +80,9 @@ export class SpaceEndpoint {
     return this.#connections.size;
   }
 
-  /** Serves `/meup` on `server` (its `upgrade` event). */
-  attach(server: Server): void {
-    this.#server = server;
-    server.on('upgrade', this.#onUpgrade);
+  /** Serves `/meup` as an upgrade route of the gateway's HTTP server (behind its guards). */
+  attach(server: UpgradeRoutes): void {
+    this.#detach = server.addUpgrade(SPACE_PATH, this.#onUpgrade);
     const every = this.#o.space.config.heartbeatMs;
     if (every > 0) {
       this.#heartbeat = setInterval(() => {
@@ -118,7 +94,8 @@ export class SpaceEndpoint {
 
   /** Closes every connection (1001) and stops serving. */
   close(): void {
-    this.#server?.off('upgrade', this.#onUpgrade);
+    this.#detach?.();
+    this.#detach = undefined;
     if (this.#heartbeat) clearInterval(this.#heartbeat);
     for (const connection of this.#connections)
       connection.close(CloseCode.GoingAway, 'the gateway is shutting down');
@@ -128,31 +105,9 @@ export class SpaceEndpoint {
   }
 
   async #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    const { metrics, server, space } = this.#o;
+    const { metrics, space } = this.#o;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const path = q >= 0 ? url.slice(0, q) : url;
-    if (path !== SPACE_PATH) {
-      refuseUpgrade(
-        socket,
-        404,
-        `no WebSocket endpoint at ${path.slice(0, 100)} (the MEUP space is ${SPACE_PATH})`,
-      );
-      return;
-    }
-    const hostProblem = checkHost(req.headers.host, {
-      bindHost: server.host,
-      allowedHosts: server.allowedHosts,
-    });
-    const originProblem = checkOrigin(headerValue(req.headers.origin), {
-      bindHost: server.host,
-      allowedOrigins: server.allowedOrigins,
-    });
-    if (hostProblem || originProblem) {
-      metrics.inc('space_upgrades_refused_total', { reason: hostProblem ? 'host' : 'origin' });
-      refuseUpgrade(socket, 403, `Forbidden: ${hostProblem ?? originProblem}`);
-      return;
-    }
     if (q >= 0 && new URLSearchParams(url.slice(q + 1)).has('access_token')) {
       metrics.inc('space_upgrades_refused_total', { reason: 'query_token' });
       refuseUpgrade(

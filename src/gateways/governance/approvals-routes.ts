@@ -50,6 +50,8 @@ export function approvalsRoutes(options: {
   readonly authenticate?: Authenticate;
   /** No authentication configured: the local caller may approve. */
   readonly localIsTrusted: boolean;
+  /** `server.bodyTimeout`: a decision's body must arrive within this, as an MCP request's must. */
+  readonly bodyTimeoutMs: number;
 }): ExtraRoute {
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
     if (path !== '/approvals' && !path.startsWith('/approvals/')) return false;
@@ -94,7 +96,16 @@ export function approvalsRoutes(options: {
       send(res, 405, { error: 'use GET or POST /approvals/<id>' }, { allow: 'GET, POST' });
       return true;
     }
-    const body = await readBody(req, MAX_BODY);
+    const body = await readBody(req, { maxBytes: MAX_BODY, timeoutMs: options.bodyTimeoutMs });
+    if (body.kind === 'timeout') {
+      send(
+        res,
+        408,
+        { error: `the body did not arrive within ${options.bodyTimeoutMs} ms (server.bodyTimeout)` },
+        { connection: 'close' },
+      );
+      return true;
+    }
     if (body.kind !== 'ok') {
       send(res, body.kind === 'too-large' ? 413 : 400, { error: 'the body must be a small JSON object' });
       return true;

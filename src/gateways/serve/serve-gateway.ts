@@ -193,6 +193,7 @@ export class ServeGateway {
           approvals: this.approvals,
           policy: this.policy,
           localIsTrusted,
+          bodyTimeoutMs: config.server.bodyTimeoutMs,
           ...(options.authenticate ? { authenticate: options.authenticate } : {}),
         }),
         ...(options.routes ?? []),
@@ -210,7 +211,7 @@ export class ServeGateway {
           metrics,
         })
       : undefined;
-    this.space?.attach(this.http.httpServer);
+    this.space?.attach(this.http);
   }
 
   /** Starts the shared upstreams, then listens. Resolves with the bound address. */

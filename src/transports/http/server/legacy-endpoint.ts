@@ -17,6 +17,7 @@ import { type InboundItem, readInbound } from '../../../core/inbound.js';
 import type { Router } from '../../../core/router.js';
 import { newSessionKey } from '../../../core/session-key.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
+import { LogThrottle } from '../../../observe/log-throttle.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
@@ -31,10 +32,10 @@ import {
 import { screenClientPayload } from '../../client-meta.js';
 import { parseEventId } from '../events/event-id.js';
 import type { EventStore } from '../events/event-store.js';
-import { accepts, isJsonContentType } from './http-guards.js';
+import { isJsonContentType, listsMediaType } from './http-guards.js';
 import { HttpSession, type ResponseMode } from './http-session.js';
 import { type BodyResult, readBodyThen } from './read-body.js';
-import { answerInternalError, sendJsonRpcError } from './responses.js';
+import { answerInternalError, refuseSlowBody, sendJsonRpcError } from './responses.js';
 import type { SessionRegistry } from './session-registry.js';
 
 /** What the deployment does when a session starts and ends (routing state, upstream connections). */
@@ -81,6 +82,8 @@ function isInitialize(message: JsonRpcMessage): boolean {
 
 export class LegacyEndpoint {
   readonly #o: LegacyEndpointOptions;
+  /** The log lines of session limits met (evictions, refusals), at most one per principal a minute. */
+  readonly #limitLog = new LogThrottle();
 
   constructor(options: LegacyEndpointOptions) {
     this.#o = options;
@@ -121,7 +124,7 @@ export class LegacyEndpoint {
       return;
     }
     const accept = header(req, 'accept');
-    if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
+    if (!listsMediaType(accept, 'application/json') || !listsMediaType(accept, 'text/event-stream')) {
       sendJsonRpcError(
         res,
         406,
@@ -130,7 +133,7 @@ export class LegacyEndpoint {
       );
       return;
     }
-    readBodyThen(req, o.server.maxBodyBytes, (body) => {
+    readBodyThen(req, { maxBytes: o.server.maxBodyBytes, timeoutMs: o.server.bodyTimeoutMs }, (body) => {
       try {
         this.#postBody(request, body);
       } catch (error) {
@@ -154,6 +157,10 @@ export class LegacyEndpoint {
         null,
         { connection: 'close' },
       );
+      return;
+    }
+    if (body.kind === 'timeout') {
+      refuseSlowBody(res, o.server.bodyTimeoutMs, o.metrics);
       return;
     }
     if (body.kind === 'aborted') return;
@@ -455,7 +462,7 @@ export class LegacyEndpoint {
 
   #get({ req, res, endpoint, principal, roles }: EndpointRequest): void {
     const o = this.#o;
-    if (!accepts(header(req, 'accept'), 'text/event-stream')) {
+    if (!listsMediaType(header(req, 'accept'), 'text/event-stream')) {
       sendJsonRpcError(
         res,
         406,
@@ -610,14 +617,7 @@ export class LegacyEndpoint {
     ephemeral: boolean,
   ): HttpSession | undefined {
     const o = this.#o;
-    if (!ephemeral) {
-      const admitted = o.registry.admit(principal);
-      if (!admitted.ok) {
-        o.metrics.inc('http_sessions_refused_total', { status: String(admitted.status) });
-        sendJsonRpcError(res, admitted.status, JsonRpcCode.LimitExceeded, admitted.reason);
-        return undefined;
-      }
-    }
+    if (!ephemeral && !this.#admit(res, principal)) return undefined;
     const key = newSessionKey();
     const session = new HttpSession({
       key,
@@ -647,6 +647,54 @@ export class LegacyEndpoint {
     if (!ephemeral) o.registry.add(session);
     o.metrics.inc('http_sessions_opened_total', { kind: ephemeral ? 'one-off' : 'session' });
     return session;
+  }
+
+  /**
+   * Makes room for one more session of `principal` (`SessionRegistry.admit`): at a limit, its least
+   * recently active idle session is ended; when it has none, the request is refused (429 or 503).
+   * Both are counted and logged (a line per principal and kind at most every minute, with how
+   * many were left out), so a client locked out is visible to the operator.
+   */
+  #admit(res: ServerResponse, principal: string): boolean {
+    const o = this.#o;
+    const admitted = o.registry.admit(principal);
+    if (admitted.ok && !('evict' in admitted)) return true;
+    if (admitted.ok) {
+      const { evict, limit } = admitted;
+      o.metrics.inc('http_sessions_evicted_total', { limit });
+      const held = this.#limitLog.take(`evicted\u0000${principal}`);
+      if (held !== undefined)
+        o.logger.info(
+          {
+            principal,
+            limit,
+            idleMs: Date.now() - evict.lastActivity,
+            sessions: o.registry.countOf(principal),
+            evictionsNotLogged: held,
+          },
+          'session limit reached: ended the least recently active idle session of the principal to open a new one',
+        );
+      this.#end(
+        evict,
+        `evicted: the ${limit === 'principal' ? 'principal' : 'gateway'} session limit was reached`,
+      );
+      return true;
+    }
+    o.metrics.inc('http_sessions_refused_total', { status: String(admitted.status) });
+    const held = this.#limitLog.take(`refused\u0000${principal}`);
+    if (held !== undefined)
+      o.logger.warn(
+        {
+          principal,
+          limit: admitted.limit,
+          status: admitted.status,
+          sessions: o.registry.countOf(principal),
+          refusalsNotLogged: held,
+        },
+        `session refused: ${admitted.reason}`,
+      );
+    sendJsonRpcError(res, admitted.status, JsonRpcCode.LimitExceeded, admitted.reason);
+    return false;
   }
 
   /** Ends a session: streams closed, in-flight work cancelled upstream, state released. */

@@ -1,17 +1,34 @@
 /**
  * The gateway's HTTP server: `/mcp` (all upstreams, aggregated), `/servers/<name>/mcp` (one
- * upstream), `/health`. Every MCP request passes the DNS-rebinding and Origin guards, then
+ * upstream), `/health`, the extra routes of other parts (approvals) and the upgrade routes
+ * (the space's `/meup`). Every MCP request passes the DNS-rebinding and Origin guards, then
  * authentication, then goes to the endpoint of its protocol era: the session-based revisions
  * (`LegacyEndpoint`) or the stateless 2026-07-28 one (`ModernEndpoint`), told apart by the
  * `MCP-Protocol-Version` header.
+ *
+ * The guards are applied here, once, to both ways a request enters Node's HTTP server: the
+ * `request` event and the `upgrade` event. Routes and upgrade routes are registered with this
+ * server and only ever see requests that passed them, so an endpoint added later cannot forget
+ * them.
+ *
+ * The edge's own limits (`server.*`): the request line and headers within `headersTimeout`
+ * (Node's `headersTimeout`, checked every second or more often), a body within `bodyTimeout`
+ * (`read-body.ts`; Node's `requestTimeout` of both together is the backstop for a body no endpoint
+ * reads), an idle kept-alive connection closed after `idleConnectionTimeout`, and at most
+ * `maxConnections` connections. None of them applies to a response: Node stops timing a request
+ * once it has arrived whole, and an upgraded connection is no longer an HTTP one, so SSE streams,
+ * long calls and WebSockets are never cut by them (their own liveness is the SSE keep-alive and the
+ * space's heartbeat).
  *
  * One server-wide timer writes SSE keep-alive comments and one sweeps expired sessions and old
  * events, so an idle session costs no timer of its own.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { GatewayConfig } from '../../../config/types.js';
 import type { Router } from '../../../core/router.js';
+import { LogThrottle } from '../../../observe/log-throttle.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
@@ -19,10 +36,10 @@ import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import type { EventStore } from '../events/event-store.js';
 import { formatComment } from '../sse/sse-writer.js';
 import { drainingHealth, refuseWhileDraining } from './drain-gate.js';
-import { checkHost, checkOrigin } from './http-guards.js';
+import { HostOriginGuard } from './http-guards.js';
 import { type EndpointRequest, LegacyEndpoint, type SessionHooks } from './legacy-endpoint.js';
 import { ModernEndpoint, type ModernEndpointOptions } from './modern/modern-endpoint.js';
-import { answerInternalError, sendJsonRpcError } from './responses.js';
+import { answerInternalError, refuseUpgrade, rejectClientError, sendJsonRpcError } from './responses.js';
 import { SessionRegistry } from './session-registry.js';
 
 export type AuthOutcome =
@@ -49,6 +66,18 @@ export type ExtraRoute = (
   path: string,
 ) => boolean | Promise<boolean>;
 
+/**
+ * A handler of upgrade requests (WebSocket) on one path. It is called only for requests that passed
+ * the Host and Origin guards, and owns the socket from then on.
+ */
+export type UpgradeRoute = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+/** Where upgrade routes are registered: the server that guards them. */
+export interface UpgradeRoutes {
+  /** Serves upgrades of `path` (exact, query ignored) with `route`; returns the way to stop. */
+  addUpgrade(path: string, route: UpgradeRoute): () => void;
+}
+
 export interface McpHttpServerOptions {
   readonly config: Pick<GatewayConfig, 'server' | 'sessions' | 'resumability'>;
   readonly router: Router;
@@ -72,9 +101,22 @@ const SERVER_PATH = /^\/servers\/([^/]+)\/mcp$/;
 /** At close, how long a connection may take to send the answer it was given before it is cut. */
 const CLOSE_FLUSH_MS = 1_000;
 
-export class McpHttpServer {
+/**
+ * How often Node looks for requests past `headersTimeout` (it checks on an interval, 30 s by
+ * default): a quarter of the timeout, between 50 ms and 1 s, so a header timeout is applied
+ * within a second of when it is due.
+ */
+function checkingInterval(headersTimeoutMs: number): number {
+  return Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 4)));
+}
+
+export class McpHttpServer implements UpgradeRoutes {
   readonly #o: McpHttpServerOptions;
   readonly #server: Server;
+  readonly #guard: HostOriginGuard;
+  readonly #upgrades = new Map<string, UpgradeRoute>();
+  /** Log lines of what a client can cause at will (refused connections, timeouts): throttled. */
+  readonly #edgeLog = new LogThrottle();
   readonly #registry: SessionRegistry;
   readonly #legacy: LegacyEndpoint;
   readonly #modern: ModernEndpoint;
@@ -111,18 +153,138 @@ export class McpHttpServer {
       metrics: options.metrics,
       gatewayVersion: options.gatewayVersion,
     });
-    this.#server = createServer((req, res) => {
-      const fail = (error: unknown): void =>
-        answerInternalError(res, error, req.url, options.logger, options.metrics);
-      try {
-        this.#handle(req, res)?.catch(fail);
-      } catch (error) {
-        fail(error);
-      }
+    const edge = options.config.server;
+    this.#guard = new HostOriginGuard({
+      bindHost: edge.host,
+      allowedHosts: edge.allowedHosts,
+      allowedOrigins: edge.allowedOrigins,
     });
-    // Long-lived SSE responses must not be cut by Node's request timeout.
-    this.#server.requestTimeout = 0;
-    this.#server.keepAliveTimeout = 65_000;
+    const headersTimeout = Math.ceil(edge.headersTimeoutMs);
+    this.#server = createServer(
+      {
+        headersTimeout,
+        // Headers, then the body: `read-body.ts` answers a late body first (408 with a JSON-RPC
+        // error); this catches a body no endpoint reads. Node stops timing once the request has
+        // arrived whole, so no response (an SSE stream, a long call) is ever cut by it.
+        requestTimeout: headersTimeout + Math.ceil(edge.bodyTimeoutMs),
+        connectionsCheckingInterval: checkingInterval(headersTimeout),
+      },
+      (req, res) => {
+        const fail = (error: unknown): void =>
+          answerInternalError(res, error, req.url, options.logger, options.metrics);
+        try {
+          this.#handle(req, res)?.catch(fail);
+        } catch (error) {
+          fail(error);
+        }
+      },
+    );
+    this.#server.keepAliveTimeout = Math.ceil(edge.idleConnectionTimeoutMs);
+    this.#server.maxConnections = edge.maxConnections;
+    this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.#upgrade(req, socket, head),
+    );
+    this.#server.on('clientError', (error: Error, socket: Duplex) => this.#clientError(error, socket));
+    this.#server.on('drop', () => {
+      options.metrics.inc('http_connections_refused_total');
+      const held = this.#edgeLog.take('drop');
+      if (held !== undefined)
+        options.logger.warn(
+          { maxConnections: edge.maxConnections, refusalsNotLogged: held },
+          'connection refused: the gateway holds server.maxConnections connections',
+        );
+    });
+  }
+
+  /** Serves WebSocket (or other) upgrades of `path` behind the Host and Origin guards. */
+  addUpgrade(path: string, route: UpgradeRoute): () => void {
+    if (this.#upgrades.has(path)) throw new Error(`an upgrade route for ${path} is already registered`);
+    this.#upgrades.set(path, route);
+    return () => {
+      if (this.#upgrades.get(path) === route) this.#upgrades.delete(path);
+    };
+  }
+
+  /** An upgrade request: the guards, then the route of its path, else 404. */
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Node hands over the socket without its error listener: a reset must not become an
+    // uncaught 'error'. A route adds its own (ws does).
+    socket.on('error', () => socket.destroy());
+    const { metrics } = this.#o;
+    const refusal = this.#guard.check(req);
+    if (refusal) {
+      metrics.inc('http_rejected_total', { reason: refusal.reason });
+      refuseUpgrade(socket, 403, `Forbidden: ${refusal.message}`);
+      return;
+    }
+    if (this.#draining) {
+      // A WebSocket is a new stream like a GET without Last-Event-ID (drain-gate.ts).
+      metrics.inc('http_rejected_total', { reason: 'draining' });
+      refuseUpgrade(
+        socket,
+        503,
+        'Service Unavailable: the gateway is shutting down and opens no new streams',
+      );
+      return;
+    }
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const path = query >= 0 ? url.slice(0, query) : url;
+    const route = this.#upgrades.get(path);
+    if (route === undefined) {
+      const known = [...this.#upgrades.keys()].join(', ') || 'none';
+      refuseUpgrade(
+        socket,
+        404,
+        `no upgrade endpoint at ${path.slice(0, 100)} (upgrade endpoints: ${known})`,
+      );
+      return;
+    }
+    route(req, socket, head);
+  }
+
+  /**
+   * A connection Node's parser gave up on: a request that did not arrive within the timeouts
+   * (408), headers too large (431), or a malformed request (400). Answered with a JSON-RPC error
+   * when nothing was written on the connection yet, counted, and the connection closed.
+   */
+  #clientError(error: Error, socket: Duplex): void {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ECONNRESET' || code === 'EPIPE' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const reason =
+      code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? 'request-timeout'
+        : code === 'HPE_HEADER_OVERFLOW'
+          ? 'headers-too-large'
+          : 'malformed';
+    this.#o.metrics.inc('http_rejected_total', { reason });
+    if (reason === 'request-timeout') {
+      const held = this.#edgeLog.take(reason);
+      if (held !== undefined)
+        this.#o.logger.info(
+          { headersTimeoutMs: this.#o.config.server.headersTimeoutMs, timeoutsNotLogged: held },
+          'closed a connection whose request did not arrive in time (server.headersTimeout)',
+        );
+    }
+    if ((socket as Socket).bytesWritten > 0) {
+      socket.destroy();
+      return;
+    }
+    const server = this.#o.config.server;
+    rejectClientError(
+      socket,
+      reason === 'request-timeout'
+        ? {
+            status: 408,
+            message: `Request Timeout: the request did not arrive within ${server.headersTimeoutMs} ms (server.headersTimeout) or its body within ${server.bodyTimeoutMs} ms more (server.bodyTimeout)`,
+          }
+        : reason === 'headers-too-large'
+          ? { status: 431, message: 'Request Header Fields Too Large' }
+          : { status: 400, message: 'Bad Request: the request is not valid HTTP/1.1' },
+    );
   }
 
   get sessions(): SessionRegistry {
@@ -181,25 +343,11 @@ export class McpHttpServer {
     const url = req.url ?? '/';
     const query = url.indexOf('?');
     const path = query >= 0 ? url.slice(0, query) : url;
-    const server = this.#o.config.server;
 
-    const hostProblem = checkHost(req.headers.host, {
-      bindHost: server.host,
-      allowedHosts: server.allowedHosts,
-    });
-    if (hostProblem) {
-      this.#o.metrics.inc('http_rejected_total', { reason: 'host' });
-      sendJsonRpcError(res, 403, JsonRpcCode.InvalidRequest, `Forbidden: ${hostProblem}`);
-      return undefined;
-    }
-    const origin = req.headers.origin;
-    const originProblem = checkOrigin(Array.isArray(origin) ? origin[0] : origin, {
-      bindHost: server.host,
-      allowedOrigins: server.allowedOrigins,
-    });
-    if (originProblem) {
-      this.#o.metrics.inc('http_rejected_total', { reason: 'origin' });
-      sendJsonRpcError(res, 403, JsonRpcCode.InvalidRequest, `Forbidden: ${originProblem}`);
+    const refusal = this.#guard.check(req);
+    if (refusal) {
+      this.#o.metrics.inc('http_rejected_total', { reason: refusal.reason });
+      sendJsonRpcError(res, 403, JsonRpcCode.InvalidRequest, `Forbidden: ${refusal.message}`);
       return undefined;
     }
 

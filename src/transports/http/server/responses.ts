@@ -1,4 +1,5 @@
-import type { ServerResponse } from 'node:http';
+import { type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
@@ -45,4 +46,61 @@ export function answerInternalError(
   logger.error({ err: error instanceof Error ? error.stack : String(error), url }, 'HTTP request failed');
   metrics.inc('http_internal_errors_total');
   sendJsonRpcError(res, 500, JsonRpcCode.InternalError, 'Internal error in the gateway');
+}
+
+/**
+ * The answer to a request body that did not arrive whole within `server.bodyTimeout` (a slow or
+ * stalled sender): 408 with a JSON-RPC error, counted, and the connection closed with it, so what
+ * is left of the body is never read.
+ */
+export function refuseSlowBody(res: ServerResponse, timeoutMs: number, metrics: Metrics): void {
+  metrics.inc('http_rejected_total', { reason: 'body-timeout' });
+  sendJsonRpcError(
+    res,
+    408,
+    JsonRpcCode.InvalidRequest,
+    `Request Timeout: the request body did not arrive within ${timeoutMs} ms (server.bodyTimeout)`,
+    null,
+    { connection: 'close' },
+  );
+}
+
+/**
+ * Answers an upgrade request (a socket no longer speaking HTTP through Node) with a plain HTTP
+ * error, `{"error": message}`, and closes the socket.
+ */
+export function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  const body = JSON.stringify({ error: message });
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v.replace(/[\r\n]/g, ' ')}`),
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/**
+ * Answers a connection Node's HTTP parser gave up on (`clientError`: a timeout, oversized headers,
+ * malformed HTTP) with a JSON-RPC error, id null, then closes it once the answer is written.
+ */
+export function rejectClientError(socket: Duplex, answer: { status: number; message: string }): void {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: JsonRpcCode.InvalidRequest, message: answer.message },
+  });
+  const head = [
+    `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Error'}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
 }

@@ -47,10 +47,10 @@ import {
   valueAt,
 } from '../../../../protocol/mcp/x-mcp-header.js';
 import { formatEvent } from '../../sse/sse-writer.js';
-import { accepts, isJsonContentType } from '../http-guards.js';
+import { isJsonContentType, listsMediaType } from '../http-guards.js';
 import type { EndpointRequest, SessionHooks } from '../legacy-endpoint.js';
 import { readBody } from '../read-body.js';
-import { sendJsonRpcError } from '../responses.js';
+import { refuseSlowBody, sendJsonRpcError } from '../responses.js';
 import { adaptResponse } from './adapt-response.js';
 import { MODERN_SSE_HEADERS, type ModernCall, ModernSession } from './modern-session.js';
 import { RequestStateCodec } from './request-state.js';
@@ -204,7 +204,7 @@ export class ModernEndpoint {
       return;
     }
     const accept = header(req, 'accept');
-    if (!accepts(accept, 'application/json') || !accepts(accept, 'text/event-stream')) {
+    if (!listsMediaType(accept, 'application/json') || !listsMediaType(accept, 'text/event-stream')) {
       send(
         res,
         406,
@@ -214,7 +214,7 @@ export class ModernEndpoint {
       );
       return;
     }
-    const body = await readBody(req, o.server.maxBodyBytes);
+    const body = await readBody(req, { maxBytes: o.server.maxBodyBytes, timeoutMs: o.server.bodyTimeoutMs });
     if (body.kind === 'too-large') {
       send(
         res,
@@ -223,6 +223,10 @@ export class ModernEndpoint {
         JsonRpcCode.MessageTooLarge,
         `Payload Too Large: the body exceeds ${o.server.maxBodyBytes} bytes`,
       );
+      return;
+    }
+    if (body.kind === 'timeout') {
+      refuseSlowBody(res, o.server.bodyTimeoutMs, o.metrics);
       return;
     }
     if (body.kind === 'aborted') return;
