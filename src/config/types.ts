@@ -251,4 +251,9 @@ export interface AuditConfig {
    */
   readonly redact: { readonly keys: readonly string[]; readonly patterns: readonly string[] };
   readonly maxErrorLength: number;
+  /**
+   * Below this many free bytes on the ledger's file system, calls of tier T1 and above are refused
+   * before they are forwarded (their records might not be written); 0: not watched.
+   */
+  readonly minFreeBytes: number;
 }

@@ -106,6 +106,7 @@ describe('defaults', () => {
         checkpoint: { everyRecords: 1000, everyMs: 60_000, minIntervalMs: 1000 },
         redact: { keys: [], patterns: [] },
         maxErrorLength: 1024,
+        minFreeBytes: 64 * 1024 * 1024,
       },
       space: SPACE_DEFAULTS,
     });

@@ -16,6 +16,7 @@ import {
   type TracePayloadMode,
   type TracePayloadOptions,
 } from './payload-guard.js';
+import { mergeSessionInfo } from './session-info-merge.js';
 import { rpcSummary } from './stored-payload.js';
 import type {
   CorrelationGraph,
@@ -95,7 +96,8 @@ export class MemoryTraceStore implements ManagedTraceStore {
     if (info.clientInfo !== undefined) {
       (kept as { clientInfo?: unknown }).clientInfo = this.#payloads.value(info.clientInfo);
     }
-    this.#sessions.set(info.key, kept);
+    // A later report fills in what it knows and never blanks a known field (session-info-merge.ts).
+    this.#sessions.set(info.key, mergeSessionInfo(this.#sessions.get(info.key), kept));
   }
 
   sessions(options: { readonly limit?: number } = {}): TraceSessionSummary[] {

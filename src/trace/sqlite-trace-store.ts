@@ -363,6 +363,7 @@ export class SqliteTraceStore implements ManagedTraceStore {
     this.#guard('checkpoint', () => this.#db.pragma('wal_checkpoint(PASSIVE)'));
   }
 
+  /** Records what `info` knows of a session, over what was known (the rule of `session-info-merge.ts`). */
   upsertSession(info: TraceSessionInfo): void {
     this.#open();
     this.#guard('record a session in', () =>
@@ -543,10 +544,15 @@ function prepareStatements(db: Database.Database) {
         protocol_version, client_info)
        VALUES (@key, @mcp_session_id, @principal, @transport, @upstreams, @started_at, @ended_at,
         @protocol_version, @client_info)
-       ON CONFLICT (key) DO UPDATE SET mcp_session_id = excluded.mcp_session_id,
-        principal = excluded.principal, transport = excluded.transport, upstreams = excluded.upstreams,
-        started_at = excluded.started_at, ended_at = excluded.ended_at,
-        protocol_version = excluded.protocol_version, client_info = excluded.client_info`,
+       ON CONFLICT (key) DO UPDATE SET
+        mcp_session_id = COALESCE(excluded.mcp_session_id, sessions.mcp_session_id),
+        principal = COALESCE(excluded.principal, sessions.principal),
+        transport = excluded.transport,
+        upstreams = CASE WHEN excluded.upstreams = '[]' THEN sessions.upstreams ELSE excluded.upstreams END,
+        started_at = MIN(excluded.started_at, sessions.started_at),
+        ended_at = COALESCE(excluded.ended_at, sessions.ended_at),
+        protocol_version = COALESCE(excluded.protocol_version, sessions.protocol_version),
+        client_info = COALESCE(excluded.client_info, sessions.client_info)`,
     ),
     sessions: db.prepare<[number], SessionRow>(
       `${SESSION_SUMMARY} ORDER BY s.started_at DESC, s.key DESC LIMIT ?`,

@@ -117,16 +117,26 @@ describe('TraceRecorder', () => {
     expect(store.calls).toEqual(['append:256', 'append:1']);
   });
 
-  it('writes queued sessions (latest info per key) before the records, on the same schedule', () => {
+  it('writes queued sessions (one merged report per key) before the records, on the same schedule', () => {
     const store = new FakeStore();
     const recorder = new TraceRecorder(store);
-    recorder.session(info('a', 1));
+    recorder.session({ ...info('a', 1), mcpSessionId: 'mcp-a', principal: 'alice', protocolVersion: 'v1' });
     recorder.record(rec());
     recorder.session(info('b'));
-    recorder.session(info('a', 2));
+    // The end of session a, reported by someone who no longer knows its facts: it adds, never blanks.
+    recorder.session({ ...info('a', 2), endedAt: 3, protocolVersion: 'v2' });
     vi.advanceTimersByTime(50);
     expect(store.calls).toEqual(['session:a', 'session:b', 'append:1']);
-    expect(store.upserts[0]?.startedAt).toBe(2);
+    expect(store.upserts[0]).toEqual({
+      key: 'a',
+      transport: 'stdio',
+      upstreams: [],
+      startedAt: 1,
+      endedAt: 3,
+      mcpSessionId: 'mcp-a',
+      principal: 'alice',
+      protocolVersion: 'v2',
+    });
     recorder.session(info('c'));
     vi.advanceTimersByTime(50);
     expect(store.calls.at(-1)).toBe('session:c');

@@ -10,6 +10,7 @@
 import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
 import { type Logger, silentLogger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
+import { mergeSessionInfo } from './session-info-merge.js';
 import { type TraceHop, traceHopOf, traceRecordOf } from './trace-hop.js';
 import {
   type DeferredTraceStore,
@@ -117,11 +118,14 @@ export class TraceRecorder {
     }
   }
 
-  /** Queues a session upsert (the latest info per key wins), written before the next batch. */
+  /**
+   * Queues a session upsert, written before the next batch. Reports of one session that wait
+   * together are merged as the store merges them (a later one never blanks what an earlier said).
+   */
   session(info: TraceSessionInfo): void {
     try {
       if (this.#closed) return;
-      this.#sessions.set(info.key, info);
+      this.#sessions.set(info.key, mergeSessionInfo(this.#sessions.get(info.key), info));
       if (this.#timer === undefined && this.#immediate === undefined) this.#flushLater();
     } catch {
       // As in `record`.

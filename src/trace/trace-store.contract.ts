@@ -5,6 +5,7 @@
  * sub-context per downstream request, and correlation from copies and answers to what they answer.
  */
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../errors/switchboard-error.js';
 import { createIdGenerator } from '../meup/ids.js';
@@ -310,7 +311,7 @@ export function traceStoreContract(name: string, makeStore: MakeTraceStore): voi
         expect(store.sessions({ limit: 0 })).toEqual([]);
       });
 
-      it('round-trips every session field, and an upsert replaces the previous info', () => {
+      it('round-trips every session field', () => {
         const store = make();
         const full: TraceSessionInfo = {
           key: 'k1',
@@ -323,17 +324,91 @@ export function traceStoreContract(name: string, makeStore: MakeTraceStore): voi
           protocolVersion: '2025-11-25',
           clientInfo: { name: 'inspector', version: '1.0.0' },
         };
-        store.upsertSession({ key: 'k1', transport: 'stdio', upstreams: [], startedAt: T0 - 1 });
         store.upsertSession(full);
         expect(store.sessions()).toEqual([{ ...full, envelopes: 0 }]);
-        store.upsertSession({ key: 'k1', transport: 'stdio', upstreams: [], startedAt: T0 });
-        expect(store.sessionInfo('k1')).toEqual({
+        expect(store.sessionInfo('k1')).toEqual({ ...full, envelopes: 0 });
+      });
+
+      it('lets a later report fill in what it knows, never blanking a known field (issue 18)', () => {
+        const store = make();
+        // Opened: the transport's facts; initialized: the client's; ended: only the key and the time.
+        store.upsertSession({
           key: 'k1',
-          transport: 'stdio',
-          upstreams: [],
+          mcpSessionId: 'client-chosen',
+          principal: 'alice',
+          transport: 'http',
+          upstreams: ['a'],
           startedAt: T0,
-          envelopes: 0,
+          protocolVersion: '2025-03-26',
         });
+        store.upsertSession({
+          key: 'k1',
+          transport: 'http',
+          upstreams: ['a', 'b'],
+          startedAt: T0 + 5,
+          protocolVersion: '2025-11-25',
+          clientInfo: { name: 'inspector', version: '1.0.0' },
+        });
+        store.upsertSession({
+          key: 'k1',
+          transport: 'http',
+          upstreams: [],
+          startedAt: T0 + 60_000,
+          endedAt: T0 + 60_000,
+        });
+        const expected = {
+          key: 'k1',
+          mcpSessionId: 'client-chosen',
+          principal: 'alice',
+          transport: 'http',
+          upstreams: ['a', 'b'],
+          startedAt: T0,
+          endedAt: T0 + 60_000,
+          protocolVersion: '2025-11-25',
+          clientInfo: { name: 'inspector', version: '1.0.0' },
+          envelopes: 0,
+        };
+        expect(store.sessions()).toEqual([expected]);
+        // Still found by the id its client knows it by.
+        expect(store.sessionInfo('client-chosen')).toEqual(expected);
+      });
+
+      it('merges any sequence of reports field by field, as a model of the rule says', () => {
+        const store = make();
+        const optional = <T>(value: fc.Arbitrary<T>) => fc.option(value, { nil: undefined });
+        const report = fc.record({
+          mcpSessionId: optional(fc.constantFrom('m1', 'm2', 'm3')),
+          principal: optional(fc.constantFrom('alice', 'bob')),
+          transport: fc.constantFrom('http' as const, 'stdio' as const),
+          upstreams: fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 2 }),
+          startedAt: fc.integer({ min: T0, max: T0 + 1000 }),
+          endedAt: optional(fc.integer({ min: T0, max: T0 + 2000 })),
+          protocolVersion: optional(fc.constantFrom('2025-03-26', '2025-11-25')),
+          clientInfo: optional(
+            fc.record({ name: fc.constantFrom('x', 'y'), version: fc.constantFrom('1', '2') }),
+          ),
+        });
+        let run = 0;
+        fc.assert(
+          fc.property(fc.array(report, { minLength: 1, maxLength: 6 }), (reports) => {
+            const key = `p${run++}`;
+            // The model: per field, the last report that has a value (upstreams: a non-empty list);
+            // the earliest start; the last transport.
+            const model: Record<string, unknown> = { key, upstreams: [], envelopes: 0 };
+            for (const r of reports) {
+              const info = Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined));
+              store.upsertSession({ ...(info as typeof r), key });
+              for (const [field, value] of Object.entries(info)) {
+                if (field === 'upstreams' && (value as string[]).length === 0) continue;
+                if (field === 'startedAt' && typeof model.startedAt === 'number')
+                  model.startedAt = Math.min(model.startedAt, value as number);
+                else model[field] = value;
+              }
+            }
+            expect(store.sessionInfo(key)).toEqual(model);
+          }),
+          { numRuns: 100 },
+        );
       });
 
       it('lists a session that has envelopes but no recorded info, until its info arrives', () => {

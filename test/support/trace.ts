@@ -12,6 +12,10 @@ export interface TraceSession {
   readonly principal?: string;
   readonly protocolVersion?: string;
   readonly mcpSessionId?: string;
+  readonly clientInfo?: Readonly<Record<string, unknown>>;
+  readonly startedAt: number;
+  readonly endedAt?: number;
+  readonly envelopes: number;
 }
 
 /** A MEUP envelope as `switchboard trace show --json` prints it (the fields tests use). */

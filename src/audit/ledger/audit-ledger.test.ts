@@ -565,6 +565,7 @@ describe('AuditLedger: checkpoints, keys and anchors', () => {
         anchor: { path: '/mnt/worm/anchor.jsonl', headers: {} },
         redact: { keys: ['ref'], patterns: [] },
         maxErrorLength: 100,
+        minFreeBytes: 4096,
       },
       '/var/lib/switchboard',
     );
@@ -578,6 +579,7 @@ describe('AuditLedger: checkpoints, keys and anchors', () => {
       anchor: { path: '/mnt/worm/anchor.jsonl', headers: {} },
       redact: { keys: ['ref'], patterns: [] },
       maxErrorLength: 100,
+      minFreeBytes: 4096,
     });
   });
 

@@ -29,6 +29,12 @@
  * ledger is unhealthy too (T1+ refused), further appends reject at once, and the backlog is logged
  * and counted (`audit_backlog_rejections_total`); it is healthy again once the loop has brought the
  * queue down to half of both. Memory stays bounded whatever the disk does.
+ *
+ * Known before a write fails: while the free space of the ledger's file system is below
+ * `minFreeBytes` (`free-space-watch.ts`: asked at open, on a timer, after a failure, and when the
+ * bytes written since could have used up the margin), the ledger is unhealthy too, so that T1+ calls
+ * are refused before they run rather than run and lose their record. It still writes what it is
+ * given while it can: the margin is for the records of calls already admitted.
  */
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -43,11 +49,13 @@ import { type LedgerIo, nodeLedgerIo } from './append-file.js';
 import type { AuditEvent } from './audit-event.js';
 import { loadCheckpointSigner } from './checkpoint-key.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
+import { type FreeSpace, FreeSpaceWatch, nodeFreeSpace } from './free-space-watch.js';
 import { LedgerFileWriter } from './ledger-file-writer.js';
 import { acquireLedgerLock, type LedgerLock } from './ledger-lock.js';
 import { SIGNER_KEY_FILE, VERIFIER_KEY_FILE } from './ledger-paths.js';
 import { type LedgerHead, type LinePosition, recoverLedger } from './ledger-recovery.js';
 import type { LedgerTree } from './ledger-tree.js';
+import type { LedgerUnavailable } from './ledger-unavailable.js';
 import { type EncodedLine, RecordEncoder } from './record-encoder.js';
 import { eventOutput } from './record-fields.js';
 
@@ -112,6 +120,15 @@ export interface AuditLedgerOptions {
    * 64 MiB. One event is always taken when nothing waits, whatever its size.
    */
   readonly maxQueuedBytes?: number;
+  /**
+   * Below this many free bytes on the ledger's file system the ledger reports itself unhealthy
+   * (see the module comment); default 64 MiB, 0: not watched.
+   */
+  readonly minFreeBytes?: number;
+  /** How often the free space is asked (ms) when nothing else asks; default 1000. */
+  readonly spaceCheckIntervalMs?: number;
+  /** The free-space port (tests inject one); default `statfs`. */
+  readonly freeSpace?: FreeSpace;
 }
 
 /** What `append` resolves with: the record's place in the chain. */
@@ -169,6 +186,8 @@ const DEFAULTS = {
   flushRecords: 64,
   maxQueued: 100_000,
   maxQueuedBytes: 64 * 1024 * 1024,
+  minFreeBytes: 64 * 1024 * 1024,
+  spaceCheckIntervalMs: 1000,
 } as const;
 
 /** Resolves in the event loop's next check phase, after the I/O that is ready now is served. */
@@ -226,6 +245,7 @@ export function auditLedgerOptions(config: AuditConfig, dataDir: string): AuditL
     checkpoint: config.checkpoint,
     redact: config.redact,
     maxErrorLength: config.maxErrorLength,
+    minFreeBytes: config.minFreeBytes,
     ...(config.key === undefined
       ? {}
       : { keyFile: isAbsolute(config.key) ? config.key : resolve(dataDir, config.key) }),
@@ -280,6 +300,9 @@ export class AuditLedger {
   #checkpointDue = false;
   #loop: Promise<void> | undefined;
   #healthy = true;
+  /** What the last failed write said (`unavailable`'s detail). */
+  #lastFailure = '';
+  readonly #space: FreeSpaceWatch;
   #failures = 0;
   #closing = false;
   #closed: Promise<void> | undefined;
@@ -321,6 +344,14 @@ export class AuditLedger {
     this.#maxQueued = Math.max(1, options.maxQueued ?? DEFAULTS.maxQueued);
     this.#maxQueuedBytes = Math.max(1, options.maxQueuedBytes ?? DEFAULTS.maxQueuedBytes);
     this.#minIntervalMs = Math.max(0, options.checkpoint?.minIntervalMs ?? 0);
+    this.#space = new FreeSpaceWatch({
+      dir: options.dir,
+      minFreeBytes: Math.max(0, options.minFreeBytes ?? DEFAULTS.minFreeBytes),
+      intervalMs: Math.max(1, options.spaceCheckIntervalMs ?? DEFAULTS.spaceCheckIntervalMs),
+      freeSpace: options.freeSpace ?? nodeFreeSpace,
+      logger: parts.logger,
+      metrics: parts.metrics,
+    });
     const everyMs = options.checkpoint?.everyMs ?? DEFAULTS.everyMs;
     if (everyMs > 0) {
       this.#timer = setInterval(() => this.#requestCheckpoint(), everyMs);
@@ -385,6 +416,9 @@ export class AuditLedger {
         metrics,
       });
       if (recovered.tree.size > recovered.checkpoint.size) ledger.#requestCheckpoint();
+      // Known before the first call is admitted.
+      await ledger.#space.check();
+      ledger.#space.start();
       return ledger;
     } catch (error) {
       await lock?.release();
@@ -397,10 +431,28 @@ export class AuditLedger {
    * False once a write failed, until a write succeeds again. While unhealthy the ledger also probes
    * the file system every second (reopening and syncing its file, writing a probe file beside it),
    * so that it recovers even when the governance layer, refusing audited calls, appends nothing.
-   * Also false while the queue is full because writes hang (see the module comment).
+   * Also false while the queue is full because writes hang, and while the file system's free space
+   * is below `minFreeBytes` (see the module comment). `unavailable` says why.
    */
   get healthy(): boolean {
-    return this.#healthy && !this.#backlogged;
+    return this.#healthy && !this.#backlogged && this.#space.low === undefined;
+  }
+
+  /** Why the ledger is not {@link healthy}, the first reason that holds; undefined while it is. */
+  get unavailable(): LedgerUnavailable | undefined {
+    if (!this.#healthy) return { reason: 'write-failed', detail: this.#lastFailure };
+    if (this.#backlogged)
+      return {
+        reason: 'backlog',
+        detail: `${this.#queue.length} records wait for writes that do not complete`,
+      };
+    const free = this.#space.low;
+    if (free !== undefined)
+      return {
+        reason: 'low-space',
+        detail: `${free} bytes free on its file system, below audit.minFreeBytes (${this.#space.minFreeBytes})`,
+      };
+    return undefined;
   }
 
   /** The checkpoint verifier key (a signed-note verifier key string), for publishing. */
@@ -577,6 +629,7 @@ export class AuditLedger {
     if (this.#deferredCheckpoint !== undefined) clearTimeout(this.#deferredCheckpoint);
     this.#cancelFlushTimer();
     this.#stopProbing();
+    this.#space.stop();
     try {
       await this.#checkpointNow();
     } catch {
@@ -724,6 +777,7 @@ export class AuditLedger {
         offset: offset + data.length,
       };
       this.#metrics.inc(AuditLedgerMetric.RecordsWritten, undefined, batch.length);
+      this.#space.wrote(data.length);
       this.#recovered('a write succeeded');
       this.#drained();
       for (const pending of batch)
@@ -761,6 +815,9 @@ export class AuditLedger {
     this.#startProbing();
     this.#metrics.inc(AuditLedgerMetric.WriteErrors);
     const message = error instanceof Error ? error.message : String(error);
+    this.#lastFailure = message;
+    // A full disk is the usual cause: knowing it keeps the ledger unhealthy until there is room.
+    void this.#space.check();
     const fields = { err: message, code: (error as NodeJS.ErrnoException).code, refused: rejected.length };
     const text = 'audit ledger: cannot write records; audited calls are refused until a write succeeds';
     if (this.#failures === 1) this.#logger.error(fields, text);
@@ -788,6 +845,7 @@ export class AuditLedger {
     } catch (error) {
       this.#metrics.inc(AuditLedgerMetric.CheckpointErrors);
       this.#logger.error({ err: (error as Error).message }, 'audit ledger: cannot write a checkpoint');
+      void this.#space.check();
       const failure = unavailable(`Cannot write an audit checkpoint: ${(error as Error).message}`, error);
       for (const waiter of waiters) waiter.reject(failure);
     }

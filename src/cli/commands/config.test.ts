@@ -361,6 +361,7 @@ audit:
   anchor: ${anchor}
   redact: { keys: [api_key, password], patterns: ["sk-[A-Za-z0-9]+", "$\${x}"] }
   maxErrorLength: 256
+  minFreeBytes: 1GiB
 space:
   enabled: true
   name: team

@@ -357,6 +357,7 @@ function auditShape(audit: AuditConfig): Record<string, unknown> {
         }),
     redact: { keys: audit.redact.keys.map(e), patterns: audit.redact.patterns.map(e) },
     maxErrorLength: audit.maxErrorLength,
+    minFreeBytes: size(audit.minFreeBytes),
   };
 }
 

@@ -43,8 +43,10 @@ const DEFAULTS: AuditConfig = {
   checkpoint: { everyRecords: 1000, everyMs: 60_000, minIntervalMs: 1000 },
   redact: { keys: [], patterns: [] },
   maxErrorLength: 1024,
+  minFreeBytes: 64 * 1024 * 1024,
 };
-const AUDIT_KEYS = 'enabled, dir, fsync, flushDelay, rotate, checkpoint, key, anchor, redact, maxErrorLength';
+const AUDIT_KEYS =
+  'enabled, dir, fsync, flushDelay, rotate, checkpoint, key, anchor, redact, maxErrorLength, minFreeBytes';
 const LIST_EXPECTED = 'a list, e.g. [a, b] or one "- item" per line';
 const DURATION_EXPECTED =
   'a duration: a whole number of milliseconds or a number with a unit ms, s, m, h or d (e.g. 250ms, 30s, 10m, 1h)';
@@ -269,6 +271,40 @@ describe('audit.rotate', () => {
       found: JSON.stringify(rotate),
       expected,
     });
+  });
+});
+
+describe('audit.minFreeBytes', () => {
+  it.each([
+    ['64MiB', 64 * 1024 * 1024],
+    ['1GB', 1_000_000_000],
+    ['512', 512],
+    [0, 0],
+    ['0MiB', 0],
+  ])('reads %j as %d bytes (0: not watched)', (minFreeBytes, bytes) => {
+    expect(auditOf({ minFreeBytes }).minFreeBytes).toBe(bytes);
+  });
+
+  it('reads any whole number of any unit', () => {
+    const units = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, MB: 1e6, GB: 1e9 } as const;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.constantFrom(...(Object.keys(units) as (keyof typeof units)[])),
+        (n, unit) => {
+          expect(auditOf({ minFreeBytes: `${n}${unit}` }).minFreeBytes).toBe(n * units[unit]);
+        },
+      ),
+    );
+  });
+
+  it.each([
+    ['10M', 'a unit B, KiB, MiB, GiB, KB, MB or GB after the number, not "M"; 0 disables'],
+    [-1, `${SIZE_EXPECTED}; 0 disables`],
+    ['lots', `${SIZE_EXPECTED}; 0 disables`],
+    [true, `${SIZE_EXPECTED}; 0 disables`],
+  ])('refuses %j', (minFreeBytes, expected) => {
+    expect(issue(withAudit({ minFreeBytes }))).toMatchObject({ path: 'audit.minFreeBytes', expected });
   });
 });
 

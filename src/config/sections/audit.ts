@@ -18,6 +18,7 @@ export const AUDIT_KEYS = [
   'anchor',
   'redact',
   'maxErrorLength',
+  'minFreeBytes',
 ] as const;
 export const CHECKPOINT_KEYS = ['every', 'interval', 'minInterval'] as const;
 export const ANCHOR_KEYS = ['path', 'url', 'headers'] as const;
@@ -34,6 +35,7 @@ export const AUDIT_DEFAULTS: AuditConfig = {
   checkpoint: { everyRecords: 1000, everyMs: 60_000, minIntervalMs: 1000 },
   redact: { keys: [], patterns: [] },
   maxErrorLength: 1024,
+  minFreeBytes: 64 * 1024 * 1024,
 };
 
 /**
@@ -155,6 +157,7 @@ export function readAudit(c: Checker, raw: unknown): AuditConfig {
     fallback: d.maxErrorLength,
     expected: 'a number of characters, at least 64',
   });
+  const minFreeBytes = c.size(f, p, 'minFreeBytes', d.minFreeBytes, true);
   return {
     enabled,
     fsync,
@@ -163,6 +166,7 @@ export function readAudit(c: Checker, raw: unknown): AuditConfig {
     checkpoint: { everyRecords, everyMs, minIntervalMs },
     redact: { keys, patterns },
     maxErrorLength,
+    minFreeBytes,
     ...(dir === undefined ? {} : { dir }),
     ...(key === undefined ? {} : { key }),
     ...(anchor === undefined ? {} : { anchor }),

@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
+import type { LedgerUnavailable } from '../../audit/ledger/ledger-unavailable.js';
+import { failingWritesIo, openLedger, tempDir } from '../../audit/ledger/test-support/ledger-fixture.js';
 import { runInRequestScope } from '../../audit/request-scope.js';
 import type { PolicyConfig } from '../../config/types.js';
 import type {
@@ -66,6 +69,7 @@ class Client implements DownstreamPort {
 
 class Ledger implements AuditSink {
   healthy = true;
+  unavailable: LedgerUnavailable | undefined;
   failWrites = false;
   readonly records: { event: AuditEvent; durable: boolean }[] = [];
   async append(event: AuditEvent, options?: { durable?: boolean }): Promise<unknown> {
@@ -80,9 +84,9 @@ class Ledger implements AuditSink {
 
 const flush = () => new Promise((r) => setTimeout(r, 5));
 
-function setup(
+function setup<L extends AuditSink = Ledger>(
   policy: Partial<PolicyConfig> = {},
-  options: { ledger?: Ledger; approvalTimeoutMs?: number } = {},
+  options: { ledger?: L; approvalTimeoutMs?: number } = {},
 ) {
   const config: PolicyConfig = {
     default: 'allow',
@@ -112,7 +116,8 @@ function setup(
     roles: ['dev'],
     mcpSessionId: 'mcp-1',
   });
-  const ledger = options.ledger ?? new Ledger();
+  // The fake unless the test brings a ledger (then `L` is its type).
+  const ledger = (options.ledger ?? new Ledger()) as L;
   const approvals = new ApprovalRegistry({ timeoutMs: config.approvals.timeoutMs });
   const catalog = new ToolCatalog(async () => [
     { name: 'echo', annotations: { readOnlyHint: true } },
@@ -177,8 +182,16 @@ describe('GovernanceInterceptor', () => {
     h.ledger.failWrites = true;
     h.call(2, 'wipe');
     await flush();
+    // The call ran (the upstream has it): the answer says so, so the client does not retry blindly.
+    expect(h.upstream.calls()).toEqual(['wipe', 'wipe']);
     expect(h.client.answer(2)).toMatchObject({
-      error: { code: -32005, data: { code: 'SB_AUDIT_UNAVAILABLE' } },
+      error: {
+        code: -32005,
+        message: expect.stringMatching(
+          /^the call ran: upstream srv answered it, .*check before retrying it$/,
+        ),
+        data: { code: 'SB_AUDIT_UNAVAILABLE', forwarded: true },
+      },
     });
   });
 
@@ -285,13 +298,23 @@ describe('GovernanceInterceptor', () => {
   it('fails closed: while the ledger cannot be written, T1+ calls are refused and T0 calls still run', async () => {
     const ledger = new Ledger();
     ledger.healthy = false;
+    ledger.unavailable = { reason: 'backlog', detail: '12 records wait' };
     const h = setup({}, { ledger });
     h.call(1, 'note');
     h.call(2, 'echo');
     await flush();
-    expect(h.client.answer(1)).toMatchObject({ error: { code: -32005 } });
+    expect(h.client.answer(1)).toMatchObject({
+      error: {
+        code: -32005,
+        message: expect.stringMatching(
+          /^not run: .*\(its writes are not completing\).* tier T1 are refused before/,
+        ),
+        data: { forwarded: false, reason: 'backlog' },
+      },
+    });
     expect(h.client.answer(2)).toMatchObject({ result: { ok: 'echo' } });
     expect(h.upstream.calls()).toEqual(['echo']);
+    expect(h.metrics.get('audit_fail_closed_total', { reason: 'backlog' })).toBe(1);
   });
 
   it('counts every T0/T1 record that could not be written and logs them at most every 10 s', async () => {
@@ -338,5 +361,115 @@ describe('GovernanceInterceptor', () => {
     await flush();
     expect(h.client.answer(1)).toMatchObject({ error: { code: -32000 } });
     expect(h.ledger.records.map((r) => r.event.decision)).toEqual(['error']);
+  });
+});
+
+describe('GovernanceInterceptor over the real ledger (issue 18: a T2 call must not run unrecorded)', () => {
+  const MiB = 1024 * 1024;
+  const open: AuditLedger[] = [];
+  const cleanups: (() => void)[] = [];
+  afterEach(async () => {
+    for (const ledger of open.splice(0)) await ledger.close();
+    for (const cleanup of cleanups.splice(0)) cleanup();
+  });
+  async function realLedger(options: Parameters<typeof openLedger>[1]): Promise<AuditLedger> {
+    const made = tempDir();
+    cleanups.push(made.cleanup);
+    const ledger = await openLedger(made.dir, options);
+    open.push(ledger);
+    return ledger;
+  }
+  const answered = (h: { client: Client }, id: number) =>
+    vi.waitFor(() => {
+      const answer = h.client.answer(id);
+      expect(answer).toBeDefined();
+      return answer as JsonRpcResponse;
+    });
+
+  it('refuses T1+ calls before forwarding while free space is below the threshold, logs each, and admits them once there is room', async () => {
+    const disk = { free: 100 * MiB };
+    const ledger = await realLedger({
+      freeSpace: async () => disk.free,
+      minFreeBytes: 64 * MiB,
+      spaceCheckIntervalMs: 5,
+    });
+    const h = setup({}, { ledger });
+    h.call(1, 'wipe');
+    expect(await answered(h, 1)).toMatchObject({ result: { ok: 'wipe' } });
+
+    // The disk fills up (another process, a log): the ledger knows before any write fails.
+    disk.free = 10 * MiB;
+    await vi.waitFor(() => expect(ledger.healthy).toBe(false));
+    h.call(2, 'wipe');
+    h.call(3, 'note');
+    h.call(4, 'echo');
+    expect(await answered(h, 2)).toMatchObject({
+      error: {
+        code: -32005,
+        message: expect.stringContaining(
+          'not run: the audit ledger cannot be written (its file system is low on free space)',
+        ),
+        data: { code: 'SB_AUDIT_UNAVAILABLE', forwarded: false, reason: 'low-space' },
+      },
+    });
+    expect(await answered(h, 3)).toMatchObject({ error: { code: -32005, data: { forwarded: false } } });
+    // T0 runs, as before; its record is still written (the margin is for records).
+    expect(await answered(h, 4)).toMatchObject({ result: { ok: 'echo' } });
+    expect(h.upstream.calls()).toEqual(['wipe', 'echo']);
+    // What stands in for the refused calls' records: one log line each, with what a record holds.
+    const refusals = h.logger.entries.filter((e) => /refused a T1\+ call before forwarding/.test(e.message));
+    expect(refusals.map((e) => e.fields)).toMatchObject([
+      {
+        reason: 'low-space',
+        session_id: 'mcp-1',
+        principal: 'alice',
+        request_id: '2',
+        upstream: 'srv',
+        target: 'wipe',
+        tier: 'T2',
+      },
+      { reason: 'low-space', request_id: '3', target: 'note', tier: 'T1' },
+    ]);
+    expect(h.metrics.get('audit_fail_closed_total', { reason: 'low-space' })).toBe(2);
+
+    // Space is freed: calls are admitted again.
+    disk.free = 100 * MiB;
+    await vi.waitFor(() => expect(ledger.healthy).toBe(true));
+    h.call(5, 'wipe');
+    expect(await answered(h, 5)).toMatchObject({ result: { ok: 'wipe' } });
+    expect(h.upstream.calls()).toEqual(['wipe', 'echo', 'wipe']);
+    await ledger.checkpoint();
+    expect(ledger.head.seq).toBe(3);
+  });
+
+  it('a write that fails after admission: the call ran and the answer says so; the next T2 call does not run; then it recovers', async () => {
+    const { io, state } = failingWritesIo();
+    const ledger = await realLedger({ io, minFreeBytes: 0, probeIntervalMs: 5 });
+    const h = setup({}, { ledger });
+    // A disk that fails without warning (EIO, or filled between two looks): the window that remains.
+    state.failing = true;
+    h.call(1, 'wipe');
+    expect(await answered(h, 1)).toMatchObject({
+      error: { code: -32005, message: expect.stringContaining('the call ran'), data: { forwarded: true } },
+    });
+    expect(h.upstream.calls()).toEqual(['wipe']);
+    expect(h.metrics.get('audit_results_withheld_total')).toBe(1);
+    // From then on the ledger is known unable: a T2 call is refused before it reaches the upstream.
+    expect(ledger.unavailable?.reason).toBe('write-failed');
+    h.call(2, 'wipe');
+    expect(await answered(h, 2)).toMatchObject({
+      error: {
+        code: -32005,
+        message: expect.stringContaining('(its last write failed)'),
+        data: { forwarded: false },
+      },
+    });
+    expect(h.upstream.calls()).toEqual(['wipe']);
+    // The disk works again: the ledger's probe notices, and the call is admitted.
+    state.failing = false;
+    await vi.waitFor(() => expect(ledger.healthy).toBe(true));
+    h.call(3, 'wipe');
+    expect(await answered(h, 3)).toMatchObject({ result: { ok: 'wipe' } });
+    expect(h.upstream.calls()).toEqual(['wipe', 'wipe']);
   });
 });

@@ -4,13 +4,17 @@
  * Before a `tools/call`, `resources/read` or `prompts/get` goes upstream (`admit`): the policy
  * decides allow / deny / ask and the tier; a denial is recorded (durably) and answered with
  * -32003; "ask" holds the call in the approval registry until an approver decides (rejected or
- * timed out: recorded, answered with -32004); a call of tier T1 or above is refused with -32005
- * while the ledger cannot be written (fail closed).
+ * timed out: recorded, answered with -32004); a call of tier T1 or above is refused with -32005,
+ * before it is forwarded, while the ledger says it cannot write (fail closed: a write failed, its
+ * writes hang, or its file system is below `audit.minFreeBytes`). That refusal is the one thing
+ * the ledger cannot record: it is logged, with what its record would have held, and counted.
  *
  * When the call ends, whatever the end: one ledger record with the decision, the tier, the
  * redacted arguments, the output's hash and length, the error, the duration, the trace id, who
  * approved, the rule. T2+ records are appended in `complete` and durable before the client gets the
- * answer; if that write fails, the result is withheld (-32005). T0/T1 records are appended in
+ * answer; if that write fails (the window the free-space threshold narrows: the call was admitted
+ * while the ledger could write), the result is withheld with -32005 saying that the call ran, so
+ * that the client does not retry a side effect blindly. T0/T1 records are appended in
  * `delivered`, once the answer is out, with its text. `tools/list` answers are filtered: a
  * principal only sees the tools it may call (or ask for).
  *
@@ -18,6 +22,7 @@
  * AsyncLocalStorage (seed 002): `admit` runs inside it and keeps them for the record.
  */
 
+import { UNAVAILABLE_PHRASE } from '../../audit/ledger/ledger-unavailable.js';
 import { currentRequestScope } from '../../audit/request-scope.js';
 import type { GovernedMethod, Tier } from '../../config/types.js';
 import type { Admission, CallInfo, CallInterceptor, CallOutcome } from '../../core/router.js';
@@ -164,7 +169,7 @@ export class GovernanceInterceptor implements CallInterceptor {
       return this.#recordRefusal(call, governance, error);
     }
     if (decision.action === 'ask') return this.#ask(call, governance);
-    return this.#failClosed(governance) ?? { allow: true };
+    return this.#failClosed(call, governance) ?? { allow: true };
   }
 
   async #ask(call: CallInfo, governance: Governance): Promise<Admission> {
@@ -190,7 +195,7 @@ export class GovernanceInterceptor implements CallInterceptor {
       governance.outcome = 'approved';
       governance.decidedBy = result.decidedBy;
       this.#o.metrics.inc('approvals_total', { outcome: 'approved' });
-      return this.#failClosed(governance) ?? { allow: true };
+      return this.#failClosed(call, governance) ?? { allow: true };
     }
     governance.outcome = 'rejected';
     if (result.decidedBy !== undefined) governance.decidedBy = result.decidedBy;
@@ -215,23 +220,42 @@ export class GovernanceInterceptor implements CallInterceptor {
     return this.#recordRefusal(call, governance, error);
   }
 
-  /** Refuses T1+ calls while the ledger cannot be written: nothing of consequence runs unaudited. */
-  #failClosed(governance: Governance): Admission | undefined {
+  /**
+   * Refuses a T1+ call, before it is forwarded, while the ledger says it cannot write: nothing of
+   * consequence runs unaudited. The ledger cannot record this refusal either, so the log line
+   * carries what its record would have said (and `audit_fail_closed_total` counts it).
+   */
+  #failClosed(call: CallInfo, governance: Governance): Admission | undefined {
     const ledger = this.#o.ledger;
     if (!ledger || ledger.healthy || !tierAtLeast(governance.decision.tier, 'T1')) return undefined;
-    this.#o.metrics.inc('audit_fail_closed_total');
+    const why = ledger.unavailable;
+    const { subject, decision } = governance;
+    this.#o.metrics.inc('audit_fail_closed_total', { reason: why?.reason ?? 'unknown' });
     this.#o.logger.error(
-      { target: governance.subject.target, tier: governance.decision.tier },
-      'audit ledger unavailable: refusing a T1+ call',
+      {
+        reason: why?.reason,
+        detail: why?.detail,
+        session_id: call.session.mcpSessionId ?? call.session.key,
+        principal: subject.principal,
+        request_id: governance.requestId ?? call.request.id,
+        upstream: subject.upstream,
+        method: subject.method,
+        target: subject.target,
+        tier: decision.tier,
+        ...(decision.rule === undefined ? {} : { rule: decision.rule }),
+        trace_id: call.traceId,
+      },
+      'audit ledger unavailable: refused a T1+ call before forwarding it (not recorded in the ledger)',
     );
     governance.outcome = 'error';
-    // Nothing can be recorded while the ledger is down; the refusal is logged and counted instead.
     governance.recorded = true;
+    const phrase = why === undefined ? '' : ` (${UNAVAILABLE_PHRASE[why.reason]})`;
     return {
       allow: false,
       error: gatewayError(
         SbErrorCode.AuditUnavailable,
-        `the audit ledger cannot be written, so calls of tier ${governance.decision.tier} are refused until it can`,
+        `not run: the audit ledger cannot be written${phrase}, so calls of tier ${decision.tier} are refused before they reach the upstream until it can; this refusal is in the gateway's log, not in the ledger`,
+        { forwarded: false, ...(why === undefined ? {} : { reason: why.reason }) },
       ),
     };
   }
@@ -331,17 +355,30 @@ export class GovernanceInterceptor implements CallInterceptor {
     return written.then(
       () => undefined,
       (err: unknown) => {
+        const { subject } = governance;
         this.#o.logger.error(
-          { err: String(err), target: governance.subject.target },
+          {
+            err: String(err),
+            session_id: call.session.mcpSessionId ?? call.session.key,
+            principal: subject.principal,
+            request_id: governance.requestId ?? call.request.id,
+            upstream: subject.upstream,
+            method: subject.method,
+            target: subject.target,
+            tier: governance.decision.tier,
+            trace_id: call.traceId,
+          },
           'a T2+ call ran but its audit record could not be written; withholding its result',
         );
         this.#o.metrics.inc('audit_results_withheld_total');
+        const where = subject.upstream === '' ? 'the upstream' : `upstream ${subject.upstream}`;
         return {
           jsonrpc: '2.0',
           id: call.request.id,
           error: gatewayError(
             SbErrorCode.AuditUnavailable,
-            'the call completed but its audit record could not be written, so its result is withheld',
+            `the call ran: ${where} answered it, but its audit record could not be written, so the answer is withheld. It may have taken effect: check before retrying it`,
+            { forwarded: true },
           ),
         } as JsonRpcResponse;
       },

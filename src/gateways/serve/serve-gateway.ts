@@ -15,6 +15,7 @@ import type { JsonObject } from '../../protocol/jsonrpc/types.js';
 import type { SpaceTraceSink } from '../../space/meup-space.js';
 import { ServeSpace } from '../../space/serve-space.js';
 import type { GatewayAuthenticate } from '../../space/space-auth.js';
+import { mergeSessionInfo } from '../../trace/session-info-merge.js';
 import type { TraceSessionInfo } from '../../trace/types.js';
 import { MemoryEventStore } from '../../transports/http/events/memory-event-store.js';
 import {
@@ -72,7 +73,12 @@ export class ServeGateway {
   readonly catalog: ToolCatalog;
   /** The MEUP space on `/meup`; undefined when `space.enabled` is false. */
   readonly space: ServeSpace | undefined;
-  readonly #sessionsStarted = new Map<string, number>();
+  /**
+   * What was last reported to the trace of each open session. An endpoint ends a session in the
+   * router before it tells the gateway (`hooks.closed`), so the router has forgotten the session's
+   * facts by the time its end is reported: the end is laid over what is remembered here.
+   */
+  readonly #reported = new Map<string, TraceSessionInfo>();
   /** One keep-alive pool per HTTP upstream, shared by all of its per-session connections. */
   readonly #pools = new Map<string, ReturnType<typeof createUpstreamPool>>();
   /** The era of each HTTP upstream once probed, so per-session connections probe it once. */
@@ -160,12 +166,10 @@ export class ServeGateway {
           key,
           endpoint === '*' ? { kind: 'aggregate' } : { kind: 'single', upstream: endpoint },
         );
-        this.#sessionsStarted.set(key, Date.now());
         this.#reportSession(key);
       },
       closed: (key: string) => {
         this.#reportSession(key, Date.now());
-        this.#sessionsStarted.delete(key);
         resolver!.closeSession(key);
         void this.upstreams.closeSession(key);
       },
@@ -320,15 +324,20 @@ export class ServeGateway {
     return listAllTools(this.router, lookup.link, session);
   }
 
+  /**
+   * Reports a session to the trace: what the router knows of it now, laid over what was reported
+   * before (a field the router no longer knows keeps its value); at its end, with `endedAt`.
+   */
   #reportSession(key: string, endedAt?: number): void {
     if (!this.#o.onSession) return;
+    const known = this.#reported.get(key);
     const session = this.router.session(key);
     const endpoint = this.resolver.endpointOf(key);
     const info: { -readonly [K in keyof TraceSessionInfo]: TraceSessionInfo[K] } = {
       key,
-      transport: session?.transport ?? 'http',
+      transport: session?.transport ?? known?.transport ?? 'http',
       upstreams: endpoint?.kind === 'single' ? [endpoint.upstream] : this.upstreams.names,
-      startedAt: this.#sessionsStarted.get(key) ?? Date.now(),
+      startedAt: known?.startedAt ?? Date.now(),
     };
     if (endedAt !== undefined) info.endedAt = endedAt;
     if (session?.mcpSessionId !== undefined) info.mcpSessionId = session.mcpSessionId;
@@ -336,6 +345,9 @@ export class ServeGateway {
     if (session) info.protocolVersion = session.protocolVersion;
     const clientInfo = session?.initializeParams?.clientInfo;
     if (clientInfo && typeof clientInfo === 'object') info.clientInfo = clientInfo as Record<string, unknown>;
-    this.#o.onSession(info);
+    const merged = mergeSessionInfo(known, info);
+    if (endedAt === undefined) this.#reported.set(key, merged);
+    else this.#reported.delete(key);
+    this.#o.onSession(merged);
   }
 }

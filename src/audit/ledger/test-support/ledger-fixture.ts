@@ -9,6 +9,7 @@ import { expect } from 'vitest';
 import { compiledWorkerUrl } from '../../../test-support/worker-module.js';
 import { leafHash, MerkleAccumulator } from '../../merkle.js';
 import { parseSignerKey } from '../../signed-note.js';
+import { type AppendFile, type LedgerIo, nodeLedgerIo } from '../append-file.js';
 import type { AuditEvent } from '../audit-event.js';
 import { AuditLedger, type AuditLedgerOptions } from '../audit-ledger.js';
 import { CHECKPOINT_GENESIS, checkpointLineHash, formatCheckpointLine } from '../checkpoint-line.js';
@@ -40,6 +41,33 @@ export function sampleEvent(i: number, overrides: Partial<AuditEvent> = {}): Aud
     trace_id: `env-${i}`,
     ...overrides,
   };
+}
+
+/**
+ * The real file system, except that while `state.failing` every write of a ledger file fails as a
+ * full disk does (ENOSPC), also the ledger's probe file; checkpoint writes go through.
+ */
+export function failingWritesIo(): { io: LedgerIo; state: { failing: boolean; writes: number } } {
+  const state = { failing: false, writes: 0 };
+  const io: LedgerIo = {
+    syncDirectory: (path) => nodeLedgerIo.syncDirectory(path),
+    async openAppend(path): Promise<AppendFile> {
+      const file = await nodeLedgerIo.openAppend(path);
+      return {
+        async write(data) {
+          if (state.failing && !path.endsWith(CHECKPOINTS_FILE))
+            throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+          state.writes++;
+          await file.write(data);
+        },
+        sync: () => file.sync(),
+        size: () => file.size(),
+        truncate: (size) => file.truncate(size),
+        close: () => file.close(),
+      };
+    },
+  };
+  return { io, state };
 }
 
 /** A deterministic clock: 2026-06-14T12:00:00.000Z plus 1 ms per call. */

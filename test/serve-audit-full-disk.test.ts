@@ -1,0 +1,249 @@
+/**
+ * A T2 call must not run when its audit record cannot be written (issue 18, item 7), against the
+ * built `switchboard serve`: the upstream (the misbehaving fixture, which counts the calls it
+ * receives; `echo` is made T2 by a rule, `stats` T0) must never see a T2 call the gateway refuses,
+ * and the client must be told whether its call ran.
+ *
+ * - `audit.minFreeBytes` set above the real free space of the data directory's file system (the
+ *   real `statfs` path, which any machine can run): T2 refused before forwarding, from the start.
+ * - On a real full file system: a tiny tmpfs as `audit.dir` (mounting needs root, which CI has;
+ *   skipped elsewhere). Below the threshold calls are refused before forwarding and admitted again
+ *   once space is freed; with the threshold off, a disk that fills without warning gives the
+ *   remaining window (the call ran, and the answer says so), after which calls are refused before
+ *   forwarding until space is freed.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT, tempDir } from './support/cli.js';
+import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
+import { type InitializedSession, initialize, jsonOf, post, waitUntil } from './support/sse-client.js';
+
+const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
+const MiB = 1024 * 1024;
+
+interface Answer {
+  readonly result?: { content?: { text?: string }[] };
+  readonly error?: { code: number; message: string; data?: { forwarded?: boolean; reason?: string } };
+}
+
+/** The configuration: upstream `m`, `echo` T2 and `stats` T0, with `audit` lines added. */
+function config(audit: readonly string[]): string {
+  return stdioUpstreamConfig(
+    { m: { script: MISBEHAVING } },
+    [
+      'policy:',
+      '  rules:',
+      '    - { upstream: m, tool: echo, tier: T2 }',
+      '    - { upstream: m, tool: stats, tier: T0 }',
+      'audit:',
+      ...audit.map((line) => `  ${line}`),
+      '',
+    ].join('\n'),
+  );
+}
+
+class Client {
+  #next = 10;
+  constructor(
+    readonly serve: RunningServe,
+    readonly session: InitializedSession,
+  ) {}
+
+  static async connect(serve: RunningServe): Promise<Client> {
+    return new Client(serve, await initialize(serve.url, { version: '2025-11-25' }));
+  }
+
+  async call(name: string, args: Record<string, unknown> = {}): Promise<Answer> {
+    const id = this.#next++;
+    const response = await post(
+      this.serve.url,
+      { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+      this.session.headers,
+    );
+    expect(response.status, response.text).toBe(200);
+    return jsonOf<Answer>(response);
+  }
+
+  /** How many `echo` calls reached the upstream. */
+  async echoesUpstream(): Promise<number> {
+    const stats = await this.call('stats');
+    const text = stats.result?.content?.[0]?.text;
+    if (text === undefined) throw new Error(`stats failed: ${JSON.stringify(stats)}`);
+    return (JSON.parse(text) as { calls: Record<string, number> }).calls.echo ?? 0;
+  }
+}
+
+/** Waits for a gateway log line (pino JSON on stderr) whose message matches. */
+function logged(serve: RunningServe, message: RegExp, what: string): Promise<void> {
+  return waitUntil(() => message.test(serve.stderr()), 20_000, what, 50);
+}
+
+const REFUSED = {
+  error: {
+    code: -32005,
+    message: expect.stringMatching(/^not run: the audit ledger cannot be written/),
+    data: { code: 'SB_AUDIT_UNAVAILABLE', forwarded: false },
+  },
+};
+
+describe('T2 calls and an audit ledger that cannot write, end to end', () => {
+  it('refuses T2 before the upstream sees it while free space is below audit.minFreeBytes (real statfs)', async () => {
+    const dataDir = tempDir('switchboard-full-disk-');
+    const stats = statfsSync(dataDir);
+    // Comfortably more than the file system has free, whatever else runs meanwhile.
+    const above = stats.bavail * stats.bsize * 2 + 1024 * MiB;
+    const serve = await startServe({ dataDir, configYaml: config([`minFreeBytes: ${above}`]) });
+    try {
+      const client = await Client.connect(serve);
+      const refused = await client.call('echo', { message: 'do it' });
+      expect(refused).toMatchObject({
+        error: { ...REFUSED.error, data: { ...REFUSED.error.data, reason: 'low-space' } },
+      });
+      expect(refused.error?.message).toContain('its file system is low on free space');
+      // T0 still runs, and says the T2 call never reached the upstream.
+      expect(await client.echoesUpstream()).toBe(0);
+      // The refusal, not recorded in the ledger, is in the gateway's log instead.
+      expect(serve.stderr()).toMatch(/refused a T1\+ call before forwarding it/);
+    } finally {
+      await serve.stop();
+    }
+  });
+
+  describe('on a real full file system (tmpfs)', () => {
+    const mounts: string[] = [];
+    /** A fresh tmpfs of `size`, or undefined when this machine cannot mount one. */
+    function tmpfs(size: string): string | undefined {
+      if (process.getuid?.() !== 0) return undefined;
+      const dir = tempDir('switchboard-tmpfs-');
+      try {
+        execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], {
+          stdio: 'pipe',
+        });
+      } catch {
+        return undefined;
+      }
+      mounts.push(dir);
+      return dir;
+    }
+    afterAll(() => {
+      for (const dir of mounts.splice(0)) {
+        try {
+          execFileSync('umount', [dir], { stdio: 'pipe' });
+        } catch {
+          execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+        }
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+    const canMount = (() => {
+      const probe = tmpfs('1m');
+      return probe !== undefined;
+    })();
+
+    /** Fills the file system of `dir` until `leave` bytes are free (0: until a write fails). */
+    function fill(dir: string, leave: number): string {
+      const file = join(dir, 'filler');
+      const fd = openSync(file, 'a');
+      try {
+        const chunk = Buffer.alloc(64 * 1024, 1);
+        for (;;) {
+          const s = statfsSync(dir);
+          const room = s.bavail * s.bsize - leave;
+          if (room <= 0) break;
+          try {
+            writeSync(fd, chunk, 0, Math.min(chunk.length, room));
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
+            throw error;
+          }
+        }
+      } finally {
+        closeSync(fd);
+      }
+      return file;
+    }
+
+    it.runIf(canMount)(
+      'below the threshold: refused before forwarding, and admitted again once space is freed',
+      async () => {
+        const disk = tmpfs('16m') as string;
+        const ledgerDir = join(disk, 'audit');
+        mkdirSync(ledgerDir);
+        const serve = await startServe({
+          configYaml: config([`dir: ${JSON.stringify(ledgerDir)}`, 'minFreeBytes: 4MiB']),
+          args: ['--log-level', 'info'],
+        });
+        try {
+          const client = await Client.connect(serve);
+          expect(await client.call('echo', { message: 'first' })).toMatchObject({ result: {} });
+          // Something else fills the disk, leaving less than the threshold but room to write.
+          const filler = fill(disk, 2 * MiB);
+          await logged(serve, /free space is below audit.minFreeBytes/, 'the ledger to notice the full disk');
+          const refused = await client.call('echo', { message: 'second' });
+          expect(refused).toMatchObject({
+            error: { ...REFUSED.error, data: { ...REFUSED.error.data, reason: 'low-space' } },
+          });
+          expect(await client.echoesUpstream()).toBe(1);
+          // Space is freed: admitted again.
+          rmSync(filler);
+          await logged(
+            serve,
+            /free space is above audit.minFreeBytes again/,
+            'the ledger to notice the room',
+          );
+          expect(await client.call('echo', { message: 'third' })).toMatchObject({ result: {} });
+          expect(await client.echoesUpstream()).toBe(2);
+        } finally {
+          await serve.stop();
+        }
+      },
+    );
+
+    it.runIf(canMount)(
+      'threshold off, disk full without warning: the call ran and is answered so; then none runs until space is freed',
+      async () => {
+        const disk = tmpfs('16m') as string;
+        const ledgerDir = join(disk, 'audit');
+        mkdirSync(ledgerDir);
+        const serve = await startServe({
+          configYaml: config([`dir: ${JSON.stringify(ledgerDir)}`, 'minFreeBytes: 0']),
+          args: ['--log-level', 'info'],
+        });
+        try {
+          const client = await Client.connect(serve);
+          expect(await client.call('echo', { message: 'first' })).toMatchObject({ result: {} });
+          const filler = fill(disk, 0);
+          // The remaining window: nothing said the disk was full before the record's write failed.
+          // (The record is made larger than a page: a full tmpfs still takes a write that fits in
+          // the last page of the ledger file.)
+          const ran = await client.call('echo', { message: 'x'.repeat(16 * 1024) });
+          expect(ran).toMatchObject({
+            error: {
+              code: -32005,
+              message: expect.stringMatching(
+                /^the call ran: upstream m answered it, .*check before retrying it$/,
+              ),
+              data: { code: 'SB_AUDIT_UNAVAILABLE', forwarded: true },
+            },
+          });
+          expect(await client.echoesUpstream()).toBe(2);
+          // From then on the ledger is known unable: refused before forwarding.
+          const refused = await client.call('echo', { message: 'third' });
+          expect(refused).toMatchObject({
+            error: { ...REFUSED.error, data: { ...REFUSED.error.data, reason: 'write-failed' } },
+          });
+          expect(await client.echoesUpstream()).toBe(2);
+          // Space is freed: the ledger's probe notices, and calls run again.
+          rmSync(filler);
+          await logged(serve, /audit ledger: writable again/, 'the ledger to recover');
+          expect(await client.call('echo', { message: 'fourth' })).toMatchObject({ result: {} });
+          expect(await client.echoesUpstream()).toBe(3);
+        } finally {
+          await serve.stop();
+        }
+      },
+    );
+  });
+});
