@@ -355,6 +355,7 @@ audit:
   enabled: true
   dir: ./audit
   fsync: always
+  flushDelay: 5ms
   rotate: 8MiB
   checkpoint: { every: 50, interval: 0 }
   key: ./keys/checkpoint.key

@@ -337,6 +337,7 @@ function auditShape(audit: AuditConfig): Record<string, unknown> {
     enabled: audit.enabled,
     ...(audit.dir === undefined ? {} : { dir: e(audit.dir) }),
     fsync: audit.fsync,
+    flushDelay: dur(audit.flushDelayMs),
     rotate: size(audit.rotateBytes),
     checkpoint: {
       every: audit.checkpoint.everyRecords,
