@@ -51,6 +51,7 @@ export const DEFAULTS: {
     host: '127.0.0.1',
     port: 8787,
     maxBodyBytes: 4 * MiB,
+    maxStreamBufferBytes: 4 * MiB,
     allowedHosts: [],
     allowedOrigins: [],
     responseMode: 'auto',

@@ -59,6 +59,11 @@ export interface ServerConfig {
   readonly host: string;
   readonly port: number;
   readonly maxBodyBytes: number;
+  /**
+   * Unsent bytes one SSE stream to a client may hold; a client that falls that far behind is cut
+   * (a session-based stream resumes from the event store with `Last-Event-ID`).
+   */
+  readonly maxStreamBufferBytes: number;
   /** Extra `Host` header values accepted (loopback names are always accepted on a loopback bind). */
   readonly allowedHosts: readonly string[];
   /** Origins accepted when a request carries `Origin` (loopback origins are accepted on a loopback bind). */

@@ -56,6 +56,7 @@ describe('defaults', () => {
         host: '127.0.0.1',
         port: 8787,
         maxBodyBytes: 4 * 1024 * 1024,
+        maxStreamBufferBytes: 4 * 1024 * 1024,
         allowedHosts: [],
         allowedOrigins: [],
         responseMode: 'auto',
@@ -131,6 +132,7 @@ describe('a complete file', () => {
       host: '127.0.0.1',
       port: 9000,
       maxBodyBytes: '2MiB',
+      maxStreamBufferBytes: '512KiB',
       allowedHosts: ['Gateway.Internal:9000'],
       allowedOrigins: ['https://App.Example.com', 'http://localhost:6274/'],
       responseMode: 'sse',
@@ -184,6 +186,7 @@ describe('a complete file', () => {
       host: '127.0.0.1',
       port: 9000,
       maxBodyBytes: 2 * 1024 * 1024,
+      maxStreamBufferBytes: 512 * 1024,
       allowedHosts: ['gateway.internal:9000'],
       allowedOrigins: ['https://app.example.com', 'http://localhost:6274'],
       responseMode: 'sse',
@@ -682,6 +685,13 @@ describe('server', () => {
 
   it.each([
     [{ maxBodyBytes: 0 }, 'maxBodyBytes', '0', 'a size larger than 0, e.g. 64KiB or 4MiB'],
+    [{ maxStreamBufferBytes: 0 }, 'maxStreamBufferBytes', '0', 'a size larger than 0, e.g. 64KiB or 4MiB'],
+    [
+      { maxStreamBufferBytes: 'plenty' },
+      'maxStreamBufferBytes',
+      '"plenty"',
+      'a size: a whole number of bytes',
+    ],
     [
       { maxBodyBytes: '4 megabytes' },
       'maxBodyBytes',
@@ -867,7 +877,7 @@ describe('unknown keys', () => {
       path: 'server.prot',
       found: 'an unknown key',
       expected:
-        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive (did you mean "port"?)',
+        'one of the keys allowed in server: host, port, maxBodyBytes, maxStreamBufferBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
       'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',
