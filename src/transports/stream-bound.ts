@@ -44,6 +44,9 @@ export interface Holdable {
   reopen(holder: string): void;
 }
 
+/** The bound of every stream the gateway writes unless configured otherwise: 4 MiB. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
 /** How often a wait looks again when the stream promises no `'drain'` (a bound below its high-water mark). */
 const RECHECK_MS = 5;
 

@@ -31,11 +31,12 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../../stream-bound.js';
 import { type StreamIdSource, streamIdSource } from '../events/event-id.js';
 import type { EventStore, StoredEvent } from '../events/event-store.js';
 import { formatEvent, formatPrimingEvent } from '../sse/sse-writer.js';
 import { eventsLostNotice } from './events-lost-notice.js';
-import { DEFAULT_STREAM_BUFFER_BYTES, SlowReaderCut } from './slow-reader-cut.js';
+import { SlowReaderCut } from './slow-reader-cut.js';
 
 /**
  * How a POST is answered: one JSON body, an SSE stream from the start, or held until its first
@@ -88,7 +89,7 @@ export interface HttpSessionOptions {
   readonly maxStreams?: number;
   /**
    * Unsent bytes a stream may hold: a write that finds that much is not queued, the connection is
-   * cut instead. Default {@link DEFAULT_STREAM_BUFFER_BYTES}.
+   * cut instead. Default {@link DEFAULT_MAX_BUFFERED_BYTES}.
    */
   readonly maxBufferedBytes?: number;
   /** Where cut streams are logged. Default: nowhere. */
@@ -147,7 +148,7 @@ export class HttpSession implements DownstreamPort {
     this.createdAt = options.now();
     this.lastActivity = this.createdAt;
     this.#cut = new SlowReaderCut({
-      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_STREAM_BUFFER_BYTES,
+      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
       metrics: options.metrics,
       logger: options.logger ?? silentLogger,
     });

@@ -14,9 +14,6 @@ import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { StreamBound } from '../../stream-bound.js';
 
-/** Unsent bytes an SSE stream may hold before it is cut, by default (`server.maxStreamBufferBytes`). */
-export const DEFAULT_STREAM_BUFFER_BYTES = 4 * 1024 * 1024;
-
 /** The SSE streams the server writes: session GET streams, POST answers, 2026-07-28 calls and listens. */
 export type SseStreamKind = 'get' | 'post' | 'modern-call' | 'listen';
 

@@ -35,8 +35,9 @@ import {
   META_SERVER_INFO,
   META_SUBSCRIPTION_ID,
 } from '../../../../protocol/mcp/modern-meta.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../../../stream-bound.js';
 import { formatEvent } from '../../sse/sse-writer.js';
-import { DEFAULT_STREAM_BUFFER_BYTES, SlowReaderCut } from '../slow-reader-cut.js';
+import { SlowReaderCut } from '../slow-reader-cut.js';
 import { adaptResponse, statusOfError } from './adapt-response.js';
 import type { RequestStateCodec } from './request-state.js';
 
@@ -97,7 +98,7 @@ export interface ModernSessionOptions {
   readonly parkMs: number;
   /** Hands the router a message from this session (an answer to a server request, a cancellation). */
   readonly toRouter: (message: JsonRpcMessage) => void;
-  /** Unsent bytes a stream may hold before it is cut. Default `DEFAULT_STREAM_BUFFER_BYTES`. */
+  /** Unsent bytes a stream may hold before it is cut. Default `DEFAULT_MAX_BUFFERED_BYTES`. */
   readonly maxBufferedBytes?: number;
   /** Where cut streams are logged. Default: nowhere. */
   readonly logger?: Logger;
@@ -118,7 +119,7 @@ export class ModernSession implements DownstreamPort {
     this.key = options.key;
     this.principal = options.principal;
     this.#cut = new SlowReaderCut({
-      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_STREAM_BUFFER_BYTES,
+      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
       metrics: options.metrics,
       logger: options.logger ?? silentLogger,
     });
