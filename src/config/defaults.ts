@@ -43,6 +43,8 @@ export const DEFAULTS: {
     readonly sharing: SharingMode;
     readonly maxMessageBytes: number;
     readonly restart: RestartConfig;
+    /** stdio upstreams only. */
+    readonly maxStdinBufferBytes: number;
   };
   readonly trace: TraceConfig;
   readonly logging: LoggingConfig;
@@ -76,6 +78,7 @@ export const DEFAULTS: {
       maxDelayMs: 30 * SECOND,
       maxRestarts: Number.POSITIVE_INFINITY,
     },
+    maxStdinBufferBytes: 4 * MiB,
   },
   trace: { enabled: true, maxPayloadBytes: MiB, payloads: 'redacted' },
   logging: { level: 'info' },
@@ -136,6 +139,7 @@ export function defaultConfig(options: {
       args: [everything, 'stdio'],
       env: {},
       passEnv: [],
+      maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
       restart: DEFAULTS.upstream.restart,
       ...common,
     },
@@ -148,6 +152,7 @@ export function defaultConfig(options: {
       args: [memory],
       env: { MEMORY_FILE_PATH: join(resolve(options.dataDir), 'memory.jsonl') },
       passEnv: [],
+      maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
       restart: DEFAULTS.upstream.restart,
       ...common,
     });

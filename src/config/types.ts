@@ -36,6 +36,12 @@ export interface StdioUpstreamConfig extends UpstreamCommon {
   readonly env: Readonly<Record<string, string>>;
   /** Gateway variables passed through by name, beyond the minimal set. */
   readonly passEnv: readonly string[];
+  /**
+   * Bytes written to the child's stdin that it has not read yet, beyond which requests to it are
+   * refused (-32007) until it reads: a child that stops reading never makes the gateway queue
+   * without end.
+   */
+  readonly maxStdinBufferBytes: number;
   readonly restart: RestartConfig;
 }
 

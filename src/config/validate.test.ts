@@ -81,6 +81,7 @@ describe('defaults', () => {
           args: [],
           env: {},
           passEnv: [],
+          maxStdinBufferBytes: 4 * 1024 * 1024,
           sharing: 'shared',
           maxMessageBytes: 8 * 1024 * 1024,
           restart: {
@@ -157,6 +158,7 @@ describe('a complete file', () => {
         cwd: './somewhere',
         env: { API_KEY: '${env:EVERYTHING_KEY}', MODE: 'demo' },
         passEnv: ['HTTPS_PROXY'],
+        maxStdinBufferBytes: '1MiB',
         sharing: 'shared',
         maxMessageBytes: '16MiB',
         restart: {
@@ -212,6 +214,7 @@ describe('a complete file', () => {
       cwd: '/etc/switchboard/somewhere',
       env: { API_KEY: 'k-123', MODE: 'demo' },
       passEnv: ['HTTPS_PROXY'],
+      maxStdinBufferBytes: 1024 * 1024,
       sharing: 'shared',
       maxMessageBytes: 16 * 1024 * 1024,
       restart: {
@@ -375,6 +378,7 @@ describe('upstreams', () => {
       ],
       [{ passEnv: 'HOME' }, 'passEnv', '"HOME"', 'a list'],
       [{ passEnv: ['HTTPS-PROXY'] }, 'passEnv[0]', '"HTTPS-PROXY"', 'an environment variable name'],
+      [{ maxStdinBufferBytes: 0 }, 'maxStdinBufferBytes', '0', 'a size larger than 0'],
       [
         { sharing: 'per_session' },
         'sharing',

@@ -83,7 +83,7 @@ export const CONFIG_KEYS = {
   resumability: ['maxEventsPerSession', 'maxEventAge', 'retry'],
   timeouts: ['request', 'resetOnProgress', 'maxTotal'],
   upstreamCommon: ['transport', 'sharing', 'maxMessageBytes', 'restart'],
-  stdio: ['command', 'args', 'cwd', 'env', 'passEnv'],
+  stdio: ['command', 'args', 'cwd', 'env', 'passEnv', 'maxStdinBufferBytes'],
   http: ['url', 'headers', 'era'],
   restart: ['enabled', 'initialDelay', 'maxDelay', 'maxRestarts'],
   trace: ['enabled', 'maxPayloadBytes', 'payloads'],
@@ -303,6 +303,7 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
         (v, at) => c.envValue(v, at),
       ),
       passEnv: c.list(f, p, 'passEnv', [], (v, at) => c.envName(v, at)),
+      maxStdinBufferBytes: c.size(f, p, 'maxStdinBufferBytes', d.maxStdinBufferBytes, false),
     };
     return stdio;
   }

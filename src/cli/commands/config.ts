@@ -223,6 +223,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
               ...(u.cwd === undefined ? {} : { cwd: e(u.cwd) }),
               env: escapeRecord(u.env),
               passEnv: [...u.passEnv],
+              maxStdinBufferBytes: size(u.maxStdinBufferBytes),
             }
           : { url: e(u.url), headers: escapeRecord(u.headers), era: u.era };
       const restart = {
