@@ -24,14 +24,21 @@
  * milliseconds instead.
  */
 
-/** The part of a Node `Writable` (or `ServerResponse`) the bound reads. */
-export interface OutgoingStream {
+/**
+ * What deciding whether a peer is behind reads: a Node `Writable` or `ServerResponse`, or a view
+ * of another writer (a WebSocket's `bufferedAmount`).
+ */
+export interface BufferedStream {
   readonly writableLength: number;
-  readonly writableNeedDrain: boolean;
   readonly destroyed: boolean;
   /** Writes held back by `cork()` (for a response: by its socket's) until as many `uncork()`s. */
   readonly writableCorked?: number;
   uncork?(): void;
+}
+
+/** A Node `Writable` (or `ServerResponse`): what waiting for its peer to catch up also reads. */
+export interface OutgoingStream extends BufferedStream {
+  readonly writableNeedDrain: boolean;
   on(event: 'drain', listener: () => void): unknown;
   once(event: 'close', listener: () => void): unknown;
   off(event: 'drain' | 'close', listener: () => void): unknown;
@@ -63,7 +70,7 @@ export class StreamBound {
   }
 
   /** Bytes written to `stream` that its peer has not taken yet. */
-  unsent(stream: OutgoingStream): number {
+  unsent(stream: BufferedStream): number {
     // A stream that is gone holds nothing anyone waits for.
     return stream.destroyed ? 0 : stream.writableLength;
   }
@@ -72,7 +79,7 @@ export class StreamBound {
    * Whether `stream`'s peer is behind: it holds at least the bound unsent, even once what a cork
    * held back has been offered to the operating system (which this flushes).
    */
-  isBehind(stream: OutgoingStream): boolean {
+  isBehind(stream: BufferedStream): boolean {
     if (!(this.unsent(stream) >= this.maxBufferedBytes)) return false;
     return !flushCorked(stream) || this.unsent(stream) >= this.maxBufferedBytes;
   }
@@ -132,7 +139,7 @@ export class StreamBound {
 }
 
 /** Uncorks `stream` completely (its pending writes go to the OS now); whether it was corked. */
-function flushCorked(stream: OutgoingStream): boolean {
+function flushCorked(stream: BufferedStream): boolean {
   const corked = stream.writableCorked ?? 0;
   if (corked === 0 || stream.uncork === undefined || stream.destroyed) return false;
   // Bounded by the count seen: an `uncork` that does not lower it (a response between sockets)
