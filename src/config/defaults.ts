@@ -43,6 +43,8 @@ export const DEFAULTS: {
     readonly sharing: SharingMode;
     readonly maxMessageBytes: number;
     readonly restart: RestartConfig;
+    /** stdio upstreams only. */
+    readonly maxStdinBufferBytes: number;
   };
   readonly trace: TraceConfig;
   readonly logging: LoggingConfig;
@@ -51,6 +53,7 @@ export const DEFAULTS: {
     host: '127.0.0.1',
     port: 8787,
     maxBodyBytes: 4 * MiB,
+    maxStreamBufferBytes: 4 * MiB,
     allowedHosts: [],
     allowedOrigins: [],
     responseMode: 'auto',
@@ -80,6 +83,7 @@ export const DEFAULTS: {
       maxDelayMs: 30 * SECOND,
       maxRestarts: Number.POSITIVE_INFINITY,
     },
+    maxStdinBufferBytes: 4 * MiB,
   },
   trace: { enabled: true, maxPayloadBytes: MiB, payloads: 'redacted' },
   logging: { level: 'info' },
@@ -140,6 +144,7 @@ export function defaultConfig(options: {
       args: [everything, 'stdio'],
       env: {},
       passEnv: [],
+      maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
       restart: DEFAULTS.upstream.restart,
       ...common,
     },
@@ -152,6 +157,7 @@ export function defaultConfig(options: {
       args: [memory],
       env: { MEMORY_FILE_PATH: join(resolve(options.dataDir), 'memory.jsonl') },
       passEnv: [],
+      maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
       restart: DEFAULTS.upstream.restart,
       ...common,
     });

@@ -36,6 +36,12 @@ export interface StdioUpstreamConfig extends UpstreamCommon {
   readonly env: Readonly<Record<string, string>>;
   /** Gateway variables passed through by name, beyond the minimal set. */
   readonly passEnv: readonly string[];
+  /**
+   * Bytes written to the child's stdin that it has not read yet, beyond which requests to it are
+   * refused (-32007) until it reads: a child that stops reading never makes the gateway queue
+   * without end.
+   */
+  readonly maxStdinBufferBytes: number;
   readonly restart: RestartConfig;
 }
 
@@ -59,6 +65,11 @@ export interface ServerConfig {
   readonly host: string;
   readonly port: number;
   readonly maxBodyBytes: number;
+  /**
+   * Unsent bytes one SSE stream to a client may hold; a client that falls that far behind is cut
+   * (a session-based stream resumes from the event store with `Last-Event-ID`).
+   */
+  readonly maxStreamBufferBytes: number;
   /** Extra `Host` header values accepted (loopback names are always accepted on a loopback bind). */
   readonly allowedHosts: readonly string[];
   /** Origins accepted when a request carries `Origin` (loopback origins are accepted on a loopback bind). */

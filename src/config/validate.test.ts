@@ -56,6 +56,7 @@ describe('defaults', () => {
         host: '127.0.0.1',
         port: 8787,
         maxBodyBytes: 4 * 1024 * 1024,
+        maxStreamBufferBytes: 4 * 1024 * 1024,
         allowedHosts: [],
         allowedOrigins: [],
         responseMode: 'auto',
@@ -85,6 +86,7 @@ describe('defaults', () => {
           args: [],
           env: {},
           passEnv: [],
+          maxStdinBufferBytes: 4 * 1024 * 1024,
           sharing: 'shared',
           maxMessageBytes: 8 * 1024 * 1024,
           restart: {
@@ -137,6 +139,7 @@ describe('a complete file', () => {
       host: '127.0.0.1',
       port: 9000,
       maxBodyBytes: '2MiB',
+      maxStreamBufferBytes: '512KiB',
       allowedHosts: ['Gateway.Internal:9000'],
       allowedOrigins: ['https://App.Example.com', 'http://localhost:6274/'],
       responseMode: 'sse',
@@ -166,6 +169,7 @@ describe('a complete file', () => {
         cwd: './somewhere',
         env: { API_KEY: '${env:EVERYTHING_KEY}', MODE: 'demo' },
         passEnv: ['HTTPS_PROXY'],
+        maxStdinBufferBytes: '1MiB',
         sharing: 'shared',
         maxMessageBytes: '16MiB',
         restart: {
@@ -195,6 +199,7 @@ describe('a complete file', () => {
       host: '127.0.0.1',
       port: 9000,
       maxBodyBytes: 2 * 1024 * 1024,
+      maxStreamBufferBytes: 512 * 1024,
       allowedHosts: ['gateway.internal:9000'],
       allowedOrigins: ['https://app.example.com', 'http://localhost:6274'],
       responseMode: 'sse',
@@ -225,6 +230,7 @@ describe('a complete file', () => {
       cwd: '/etc/switchboard/somewhere',
       env: { API_KEY: 'k-123', MODE: 'demo' },
       passEnv: ['HTTPS_PROXY'],
+      maxStdinBufferBytes: 1024 * 1024,
       sharing: 'shared',
       maxMessageBytes: 16 * 1024 * 1024,
       restart: {
@@ -388,6 +394,7 @@ describe('upstreams', () => {
       ],
       [{ passEnv: 'HOME' }, 'passEnv', '"HOME"', 'a list'],
       [{ passEnv: ['HTTPS-PROXY'] }, 'passEnv[0]', '"HTTPS-PROXY"', 'an environment variable name'],
+      [{ maxStdinBufferBytes: 0 }, 'maxStdinBufferBytes', '0', 'a size larger than 0'],
       [
         { sharing: 'per_session' },
         'sharing',
@@ -698,6 +705,13 @@ describe('server', () => {
 
   it.each([
     [{ maxBodyBytes: 0 }, 'maxBodyBytes', '0', 'a size larger than 0, e.g. 64KiB or 4MiB'],
+    [{ maxStreamBufferBytes: 0 }, 'maxStreamBufferBytes', '0', 'a size larger than 0, e.g. 64KiB or 4MiB'],
+    [
+      { maxStreamBufferBytes: 'plenty' },
+      'maxStreamBufferBytes',
+      '"plenty"',
+      'a size: a whole number of bytes',
+    ],
     [
       { maxBodyBytes: '4 megabytes' },
       'maxBodyBytes',
@@ -903,7 +917,7 @@ describe('unknown keys', () => {
       path: 'server.prot',
       found: 'an unknown key',
       expected:
-        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
+        'one of the keys allowed in server: host, port, maxBodyBytes, maxStreamBufferBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
       'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',

@@ -65,6 +65,7 @@ export const CONFIG_KEYS = {
     'host',
     'port',
     'maxBodyBytes',
+    'maxStreamBufferBytes',
     'allowedHosts',
     'allowedOrigins',
     'responseMode',
@@ -87,7 +88,7 @@ export const CONFIG_KEYS = {
   resumability: ['maxEventsPerSession', 'maxEventAge', 'retry'],
   timeouts: ['request', 'resetOnProgress', 'maxTotal'],
   upstreamCommon: ['transport', 'sharing', 'maxMessageBytes', 'restart'],
-  stdio: ['command', 'args', 'cwd', 'env', 'passEnv'],
+  stdio: ['command', 'args', 'cwd', 'env', 'passEnv', 'maxStdinBufferBytes'],
   http: ['url', 'headers', 'era'],
   restart: ['enabled', 'initialDelay', 'maxDelay', 'maxRestarts'],
   trace: ['enabled', 'maxPayloadBytes', 'payloads'],
@@ -158,6 +159,7 @@ function readServer(c: Checker, raw: unknown): ServerConfig {
       expected: 'an integer from 0 to 65535 (0: any free port)',
     }),
     maxBodyBytes: c.size(f, p, 'maxBodyBytes', d.maxBodyBytes, false),
+    maxStreamBufferBytes: c.size(f, p, 'maxStreamBufferBytes', d.maxStreamBufferBytes, false),
     allowedHosts: c.list(f, p, 'allowedHosts', d.allowedHosts, (v, at) => c.allowedHost(v, at)),
     allowedOrigins: c.list(f, p, 'allowedOrigins', d.allowedOrigins, (v, at) => c.origin(v, at)),
     responseMode: c.choice(f, p, 'responseMode', ['auto', 'json', 'sse'], d.responseMode),
@@ -311,6 +313,7 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
         (v, at) => c.envValue(v, at),
       ),
       passEnv: c.list(f, p, 'passEnv', [], (v, at) => c.envName(v, at)),
+      maxStdinBufferBytes: c.size(f, p, 'maxStdinBufferBytes', d.maxStdinBufferBytes, false),
     };
     return stdio;
   }

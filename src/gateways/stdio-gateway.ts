@@ -9,6 +9,10 @@
  * when the client closes stdin, or on SIGINT / SIGTERM: it drains (new requests are refused, the
  * calls in flight get `drainTimeoutMs` to finish, the rest are answered with `SB_SHUTTING_DOWN`),
  * then closes the child with the MCP sequence and flushes what it recorded.
+ *
+ * Flow control, end to end as with plain pipes: while the client does not read stdout, neither the
+ * client's stdin nor the child's stdout is read; while the child does not read its stdin, the
+ * client's stdin is not read (each past `maxBufferedBytes` unsent; see `StdioDownstream`).
  */
 import type { Readable, Writable } from 'node:stream';
 import { createRedactor } from '../audit/redaction.js';
@@ -26,6 +30,7 @@ import { ApprovalRegistry } from '../policy/approvals.js';
 import { PolicyEngine } from '../policy/policy-engine.js';
 import type { TraceSessionInfo } from '../trace/types.js';
 import type { BackoffOptions } from '../transports/backoff.js';
+import { FlowGate } from '../transports/flow-gate.js';
 import { childEnvironment } from '../transports/stdio/child-env.js';
 import { StdioDownstream } from '../transports/stdio/stdio-downstream.js';
 import { SupervisedUpstream } from '../transports/stdio/supervised-upstream.js';
@@ -51,6 +56,11 @@ export interface StdioGatewayOptions {
   readonly maxRestarts?: number;
   readonly backoff?: BackoffOptions;
   readonly maxMessageBytes?: number;
+  /**
+   * Unsent bytes the client's stdout, and the child's stdin, may hold before the gateway stops
+   * reading what feeds them. Default `DEFAULT_MAX_BUFFERED_BYTES` (4 MiB).
+   */
+  readonly maxBufferedBytes?: number;
   readonly timeouts?: Partial<CorrelationTimeouts>;
   readonly shutdownGraceMs?: number;
   /**
@@ -123,7 +133,16 @@ export class StdioGateway {
       );
     }
     const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    // The client's stdin: held closed by stdout and by the child's stdin while either is behind.
+    const clientInput = new FlowGate();
+    // The child's stdout: held closed by the client's stdout while it is behind.
+    const upstreamOutput = new FlowGate();
+    const buffers =
+      options.maxBufferedBytes === undefined ? {} : { maxBufferedBytes: options.maxBufferedBytes };
     this.#downstream = new StdioDownstream({
+      ...buffers,
+      inputGate: clientInput,
+      producers: [upstreamOutput],
       input: options.input,
       output: options.output,
       maxMessageBytes,
@@ -149,6 +168,9 @@ export class StdioGateway {
         env: childEnvironment({ passEnv: options.passEnv ?? [], env: options.env ?? {} }),
         maxMessageBytes,
         ...(options.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: options.shutdownGraceMs }),
+        ...(options.maxBufferedBytes === undefined ? {} : { maxStdinBufferBytes: options.maxBufferedBytes }),
+        stdinGate: clientInput,
+        stdoutGate: upstreamOutput,
       },
       logger: options.logger,
       metrics: options.metrics,

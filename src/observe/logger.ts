@@ -1,6 +1,12 @@
 /**
  * The logging port. Everything the gateway logs goes to stderr (stdout belongs to MCP in the stdio
  * gateway). Structured fields first, message second, as pino does.
+ *
+ * stderr is written asynchronously and bounded like every other outgoing stream: when nothing
+ * reads it (a client that runs `switchboard stdio` with a pipe it never drains, while the server
+ * floods its own stderr into the log), at most `MAX_LOG_BUFFER_BYTES` wait and further lines are
+ * dropped until it drains. Log lines are diagnostics, not protocol: losing some beats holding them
+ * without end, or stalling the gateway on them.
  */
 import pino from 'pino';
 
@@ -14,8 +20,14 @@ export interface Logger {
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
+/** Log output held for stderr while nothing reads it; lines beyond are dropped. */
+export const MAX_LOG_BUFFER_BYTES = 4 * 1024 * 1024;
+
 export function createLogger(level: LogLevel = 'info', destination: number = 2): Logger {
-  return pino({ level, base: { name: 'switchboard' } }, pino.destination({ dest: destination, sync: false }));
+  return pino(
+    { level, base: { name: 'switchboard' } },
+    pino.destination({ dest: destination, sync: false, maxLength: MAX_LOG_BUFFER_BYTES }),
+  );
 }
 
 /** A logger that drops everything (tests, benchmarks). */

@@ -128,6 +128,16 @@ describe('WsSpaceConnection', () => {
     expect(received.length).toBe(16);
   });
 
+  it('sends a frame larger than the budget to a peer that has nothing pending: it is not slow', async () => {
+    const { connection, received, metrics } = await pair(64 * 1024);
+    const big = 'b'.repeat(256 * 1024);
+    expect(connection.send(frame(big))).toBe(true);
+    expect(connection.closing).toBe(false);
+    expect(metrics.get('space_slow_consumers_total')).toBe(0);
+    await until(() => received.length === 1);
+    expect(received[0]?.length).toBe(big.length);
+  });
+
   it('closes with 1013 a peer that does not read, instead of queueing without bound', async () => {
     const { client, connection, closed, metrics } = await pair(64 * 1024);
     (client as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();

@@ -1,9 +1,12 @@
 /**
- * A `SpaceConnection` over one WebSocket (package `ws`). Memory per connection is bounded: what the
- * socket has not written yet (`bufferedAmount`) may not exceed `space.maxBufferedBytes`. A
- * participant that reads slower than the space writes to it is closed with 1013 ("try again
- * later") and counted in `space_slow_consumers_total`, rather than dropping envelopes silently or
- * queueing without bound; it reconnects and asks the history for what it missed.
+ * A `SpaceConnection` over one WebSocket (package `ws`). Memory per connection is bounded by the
+ * rule every outgoing stream of the gateway follows (`transports/stream-bound.ts`): a frame that
+ * finds `space.maxBufferedBytes` not yet written (`bufferedAmount`: the socket's own buffer, never
+ * a count of ours) is not queued. That participant reads slower than the space writes to it: it is
+ * closed with 1013 ("try again later") and counted in `space_slow_consumers_total`, rather than
+ * dropping envelopes silently or queueing without bound; it reconnects and asks the history for
+ * what it missed. A single frame larger than the bound still goes to a participant with nothing
+ * pending, which is not slow.
  *
  * Fan-out cost: a frame is serialized, converted to UTF-8 and framed once per dialect
  * (`OutgoingFrame`), and the same bytes are written to every socket, past `ws`'s per-socket
@@ -14,6 +17,7 @@ import type { WebSocket } from 'ws';
 import type { MeupProtocol } from '../meup/types.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
+import { type BufferedStream, StreamBound } from '../transports/stream-bound.js';
 import type { OutgoingFrame, SpaceConnection } from './space-connection.js';
 
 /** WebSocket close codes the space uses. */
@@ -105,7 +109,9 @@ export class WsSpaceConnection implements SpaceConnection {
   /** Answered the last ping (heartbeat). */
   alive = true;
   readonly #ws: WebSocket;
-  readonly #maxBuffered: number;
+  readonly #bound: StreamBound;
+  /** The connection as the bound reads it: what ws has not written yet. */
+  readonly #unsent: BufferedStream;
   readonly #metrics: Metrics;
   readonly #logger: Logger;
   readonly #corks: CorkedSockets;
@@ -133,7 +139,15 @@ export class WsSpaceConnection implements SpaceConnection {
     this.participant = params.participant;
     this.roles = params.roles;
     this.protocol = params.protocol;
-    this.#maxBuffered = params.maxBufferedBytes;
+    this.#bound = new StreamBound(params.maxBufferedBytes);
+    this.#unsent = {
+      get writableLength() {
+        return ws.bufferedAmount;
+      },
+      get destroyed() {
+        return ws.readyState !== OPEN;
+      },
+    };
     this.#metrics = params.metrics;
     this.#logger = params.logger;
     this.#corks = params.corks ?? SHARED_CORKS;
@@ -146,19 +160,18 @@ export class WsSpaceConnection implements SpaceConnection {
 
   /**
    * Queues the frame as a text frame: its bytes, converted and framed once for all its recipients,
-   * are written to the socket as they are. The limit: the bytes not written yet (`bufferedAmount`)
-   * plus this frame's payload may not exceed `maxBufferedBytes`. Bytes held by this turn's cork
-   * count as unwritten, so before refusing, a corked socket is flushed (written now, as far as the
-   * kernel takes them) and the limit checked again: a connection is closed for what the kernel
-   * would not take, as without corking, never for what the cork held back.
+   * are written to the socket as they are. The limit: a frame that finds `maxBufferedBytes` not
+   * written yet (`bufferedAmount`) is refused and the connection closed as slow. Bytes held by this
+   * turn's cork count as unwritten, so before refusing, a corked socket is flushed (written now, as
+   * far as the kernel takes them) and the limit checked again: a connection is closed for what the
+   * kernel would not take, as without corking, never for what the cork held back.
    */
   send(frame: OutgoingFrame): boolean {
     if (this.#closing || this.#ws.readyState !== OPEN) return false;
     const encoded = frame.ws;
-    const size = encoded.payload.length;
-    if (this.#ws.bufferedAmount + size > this.#maxBuffered) {
+    if (this.#bound.isBehind(this.#unsent)) {
       if (this.#corked) this.flush();
-      if (this.#ws.bufferedAmount + size > this.#maxBuffered) return this.#slow();
+      if (this.#bound.isBehind(this.#unsent)) return this.#slow();
     }
     const raw = this.#raw;
     if (raw === undefined) {
@@ -190,7 +203,10 @@ export class WsSpaceConnection implements SpaceConnection {
       { participant: this.participant, connection: this.id, buffered: this.#ws.bufferedAmount },
       'closing a slow space connection: it does not read what the space sends',
     );
-    this.close(CloseCode.TryAgainLater, `slow consumer: more than ${this.#maxBuffered} bytes unsent`);
+    this.close(
+      CloseCode.TryAgainLater,
+      `slow consumer: ${this.#bound.maxBufferedBytes} bytes or more unsent`,
+    );
     return false;
   }
 

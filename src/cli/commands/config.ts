@@ -223,6 +223,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
               ...(u.cwd === undefined ? {} : { cwd: e(u.cwd) }),
               env: escapeRecord(u.env),
               passEnv: [...u.passEnv],
+              maxStdinBufferBytes: size(u.maxStdinBufferBytes),
             }
           : { url: e(u.url), headers: escapeRecord(u.headers), era: u.era };
       const restart = {
@@ -248,6 +249,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
       host: e(server.host),
       port: server.port,
       maxBodyBytes: size(server.maxBodyBytes),
+      maxStreamBufferBytes: size(server.maxStreamBufferBytes),
       allowedHosts: server.allowedHosts.map(e),
       allowedOrigins: server.allowedOrigins.map(e),
       responseMode: server.responseMode,

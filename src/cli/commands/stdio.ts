@@ -11,6 +11,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-ga
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import { TRACE_PAYLOAD_MODES, type TracePayloadMode } from '../../trace/payload-mode.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../../transports/stream-bound.js';
 import { dataDirOf } from '../global-options.js';
 import { openStdioLedger } from '../ledger-setup.js';
 import {
@@ -31,6 +32,7 @@ interface StdioOptions {
   passEnv?: string[];
   cwd?: string;
   maxMessageBytes: number;
+  maxBufferBytes: number;
   requestTimeout: number;
   drainTimeout: number;
   trace: boolean;
@@ -106,6 +108,12 @@ export function registerStdioCommand(program: Command): void {
       DEFAULT_MAX_MESSAGE_BYTES,
     )
     .option(
+      '--max-buffer-bytes <n>',
+      "unsent bytes the client's stdout (or the server's stdin) may hold before the gateway stops reading what feeds it",
+      parsePositiveInt,
+      DEFAULT_MAX_BUFFERED_BYTES,
+    )
+    .option(
       '--request-timeout <ms>',
       'answer a request with an error after this long without a response (0: never)',
       parseNonNegativeInt,
@@ -178,6 +186,7 @@ export function registerStdioCommand(program: Command): void {
         ...(options.passEnv ? { passEnv: options.passEnv } : {}),
         ...(options.cwd ? { cwd: options.cwd } : {}),
         maxMessageBytes: options.maxMessageBytes,
+        maxBufferedBytes: options.maxBufferBytes,
         timeouts: { requestTimeoutMs: options.requestTimeout },
         drainTimeoutMs: options.drainTimeout,
         input: process.stdin,

@@ -291,6 +291,7 @@ export class ServeGateway {
         ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
         env: childEnvironment({ passEnv: config.passEnv, env: config.env }),
         maxMessageBytes: config.maxMessageBytes,
+        maxStdinBufferBytes: config.maxStdinBufferBytes,
       },
       logger: this.#o.logger,
       metrics: this.#o.metrics,

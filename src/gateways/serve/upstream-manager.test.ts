@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { StdioUpstreamConfig } from '../../config/types.js';
 import type { Delivery } from '../../core/ports.js';
 import { type RequestResolver, Router } from '../../core/router.js';
@@ -55,6 +56,7 @@ function make(options: { maxRestarts?: number; initialDelayMs?: number; readyTim
     transport: 'stdio',
     sharing: 'shared',
     maxMessageBytes: 64 * 1024,
+    maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
     command: process.execPath,
     args: ['-e', SERVER, doomed],
     env: {},

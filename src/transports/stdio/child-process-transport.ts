@@ -11,17 +11,27 @@
  * - A child that was sent `initialize` speaks a session-based revision: it gets messages as a 2025
  *   client sends them, without a 2026-07-28 client's envelope members in `_meta`. No child ever gets
  *   the gateway's own `switchboard.dev/` members.
+ * - Its stdin is bounded (`maxStdinBufferBytes`, `stream-bound.ts`): a child that stops reading
+ *   does not make the gateway queue without end. With a `stdinGate` (the stdio gateway, one client)
+ *   the gate is held closed while the child is behind, and the client's input is not read until
+ *   it catches up; without one (`serve`, many clients) requests to it are refused with -32007
+ *   until then. Either way it is counted (`upstream_stdin_backpressure_total`) and logged.
+ * - With a `stdoutGate`, its stdout is read only while the gate is open: when the gateway's client
+ *   cannot take more, the child blocks on its own pipe instead of the gateway buffering for it.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../core/ports.js';
 import type { StdioTransportContext } from '../../envelope/message-context.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import { gatewayError } from '../../errors/to-jsonrpc-error.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import type { JsonRpcErrorObject, JsonRpcMessage, JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
 import { legacyPeerRefusal } from '../../protocol/mcp/legacy-peer-refusal.js';
 import { isGatewayMetaKey, toLegacyWire, type Wire, wireWithout } from '../../protocol/mcp/reserved-meta.js';
+import type { FlowGate } from '../flow-gate.js';
 import { judgeOversized } from '../oversized.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, StreamBound } from '../stream-bound.js';
 import { LineDecoder } from './line-decoder.js';
 
 export interface ChildProcessOptions {
@@ -38,9 +48,21 @@ export interface ChildProcessOptions {
   readonly shutdownGraceMs?: number;
   /** Longest stderr line kept in the log; longer lines are cut. */
   readonly maxStderrLine?: number;
+  /**
+   * Bytes written to the child's stdin that it has not read, beyond which it is behind (see the
+   * module comment). Default `DEFAULT_MAX_BUFFERED_BYTES`.
+   */
+  readonly maxStdinBufferBytes?: number;
+  /** Held closed while the child's stdin is behind; without it, requests are refused meanwhile. */
+  readonly stdinGate?: FlowGate;
+  /** The child's stdout is read only while this is open. */
+  readonly stdoutGate?: FlowGate;
 }
 
 const STDERR_LINE_LIMIT = 8192;
+
+/** Numbers the transports of a process, so that each holds a gate under a name of its own. */
+let transports = 0;
 
 export class ChildProcessTransport implements UpstreamTransport {
   onmessage?: (text: string, meta: InboundMeta) => void;
@@ -60,9 +82,21 @@ export class ChildProcessTransport implements UpstreamTransport {
    * gateway never gets one) messages go as they are, less the gateway's own `_meta` members.
    */
   #legacy = false;
+  readonly #stdinBound: StreamBound;
+  /** The child's stdin is behind and it was counted and logged (until it catches up). */
+  #stdinBehind = false;
+  /** Stops following `stdoutGate`. */
+  #unwatch: (() => void) | undefined;
+  /**
+   * The name this child holds `stdinGate` under: its own, so that a late release by a child that
+   * is gone never lets go of its restarted successor's hold.
+   */
+  readonly #holder: string;
 
   constructor(options: ChildProcessOptions) {
     this.#options = options;
+    this.#stdinBound = new StreamBound(options.maxStdinBufferBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+    this.#holder = `upstream-stdin:${options.name}#${++transports}`;
   }
 
   get pid(): number | undefined {
@@ -135,6 +169,12 @@ export class ChildProcessTransport implements UpstreamTransport {
       );
       child.stdout.on('data', (chunk: Buffer) => decoder.push(chunk));
       child.stdout.on('end', () => decoder.end());
+      const gate = o.stdoutGate;
+      if (gate) {
+        // Not read while the gateway's client cannot take more: the child blocks on its pipe.
+        this.#unwatch = gate.watch((open) => (open ? child.stdout.resume() : child.stdout.pause()));
+        if (!gate.open) child.stdout.pause();
+      }
 
       const stderr = new LineDecoder(
         {
@@ -170,9 +210,24 @@ export class ChildProcessTransport implements UpstreamTransport {
     });
   }
 
-  /** A legacy child cannot resume a 2026-07-28 `requestState` (see `legacyPeerRefusal`). */
+  /**
+   * A request the child cannot take now: without a `stdinGate`, any while its stdin is behind
+   * (-32007, `SB_LIMIT_EXCEEDED`: nothing was sent, the client may retry); and for a legacy child
+   * a 2026-07-28 `requestState` it cannot resume (see `legacyPeerRefusal`).
+   */
   refuse(request: JsonRpcRequest): JsonRpcErrorObject | undefined {
-    return this.#legacy ? legacyPeerRefusal(request, this.#options.name) : undefined;
+    const o = this.#options;
+    const stdin = this.#child?.stdin;
+    if (o.stdinGate === undefined && stdin !== undefined && this.#stdinBound.isBehind(stdin)) {
+      const unsent = this.#stdinBound.unsent(stdin);
+      const limit = this.#stdinBound.maxBufferedBytes;
+      return gatewayError(
+        SbErrorCode.LimitExceeded,
+        `upstream ${o.name} is not reading its input (${unsent} bytes wait for it, limit ${limit}): the request was not sent; try again later`,
+        { upstream: o.name, unsent, limit },
+      );
+    }
+    return this.#legacy ? legacyPeerRefusal(request, o.name) : undefined;
   }
 
   send(json: string, message: JsonRpcMessage): Wire | undefined {
@@ -185,7 +240,36 @@ export class ChildProcessTransport implements UpstreamTransport {
       this.#legacy = true;
     const wire = this.#legacy ? toLegacyWire(json, message) : wireWithout(json, message, isGatewayMetaKey);
     child.stdin.write(`${wire.json}\n`);
+    this.#checkStdin(child);
     return wire.json === json ? undefined : wire;
+  }
+
+  /**
+   * After a write to the child's stdin: when the child is behind, holds `stdinGate` closed until it
+   * has read (or refuses requests meanwhile, see `refuse`), and counts and logs it once.
+   */
+  #checkStdin(child: ChildProcessWithoutNullStreams): void {
+    const o = this.#options;
+    const gate = o.stdinGate;
+    const behind = gate
+      ? this.#stdinBound.holdWhileBehind(child.stdin, [gate], this.#holder)
+      : this.#stdinBound.isBehind(child.stdin);
+    if (!behind || this.#stdinBehind) return;
+    this.#stdinBehind = true;
+    o.metrics.inc('upstream_stdin_backpressure_total', { upstream: o.name });
+    o.logger.warn(
+      {
+        upstream: o.name,
+        unsent: this.#stdinBound.unsent(child.stdin),
+        limit: this.#stdinBound.maxBufferedBytes,
+      },
+      gate
+        ? 'the upstream is not reading its stdin: the client is not read until it catches up'
+        : 'the upstream is not reading its stdin: requests to it are refused until it catches up',
+    );
+    this.#stdinBound.whenCaughtUp(child.stdin, () => {
+      this.#stdinBehind = false;
+    });
   }
 
   /** The MCP stdio shutdown sequence. Idempotent; resolves when the child is gone. */
@@ -259,6 +343,9 @@ export class ChildProcessTransport implements UpstreamTransport {
   #finish(close: UpstreamClose): void {
     if (this.#closed) return;
     this.#closed = true;
+    // A child that is gone holds nobody back.
+    this.#unwatch?.();
+    this.#options.stdinGate?.reopen(this.#holder);
     this.onclose?.(close);
   }
 }

@@ -5,6 +5,15 @@
  * the gateway's namespace is refused, a notification or response loses them (`client-meta.ts`). A
  * batch (2025-03-26 only) is answered with one batch of responses once all of its requests are
  * answered.
+ *
+ * Backpressure, not loss: stdout is bounded (`maxBufferedBytes`, `stream-bound.ts`). A client that
+ * stops reading its pipe cannot be cut and resumed as an HTTP client can (a pipe has no
+ * `Last-Event-ID`), and dropping messages would break the session, so while stdout is behind the
+ * gateway stops reading what feeds it: the client's own stdin (`inputGate`: the gateway answers
+ * some input itself) and the server's stdout (`producers`), so the server blocks on its pipe as it
+ * would without the gateway in between. Nothing is dropped; what is buffered is bounded by the
+ * limit plus what was already read (one chunk, and answers to calls in flight). Each pause is
+ * counted (`stdio_output_paused_total`); the first is logged as a warning, later ones at debug.
  */
 import type { Readable, Writable } from 'node:stream';
 import { type InboundItem, readInbound } from '../../core/inbound.js';
@@ -14,7 +23,9 @@ import type { Metrics } from '../../observe/metrics.js';
 import { idKey, type JsonRpcMessage, type JsonRpcResponse } from '../../protocol/jsonrpc/types.js';
 import { allowsBatch } from '../../protocol/mcp/revisions.js';
 import { screenClientPayload } from '../client-meta.js';
+import { FlowGate } from '../flow-gate.js';
 import { judgeOversized } from '../oversized.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, StreamBound } from '../stream-bound.js';
 import { LineDecoder } from './line-decoder.js';
 
 export interface StdioDownstreamOptions {
@@ -27,7 +38,19 @@ export interface StdioDownstreamOptions {
   readonly revision: () => string;
   readonly onmessage: (message: JsonRpcMessage, raw?: string) => void;
   readonly onend: () => void;
+  /** Unsent bytes stdout may hold before its sources pause. Default `DEFAULT_MAX_BUFFERED_BYTES`. */
+  readonly maxBufferedBytes?: number;
+  /**
+   * stdin is read only while this is open. Held closed (as `stdout`) while stdout is behind, and
+   * by whoever else shares it (the server's stdin, when it is behind). Default: a gate of its own.
+   */
+  readonly inputGate?: FlowGate;
+  /** Other sources of stdout, held closed (as `stdout`) while it is behind: the server's stdout. */
+  readonly producers?: readonly FlowGate[];
 }
+
+/** The name stdout holds gates under. */
+const STDOUT = 'stdout';
 
 interface BatchGroup {
   readonly waiting: Set<string>;
@@ -39,10 +62,18 @@ export class StdioDownstream implements DownstreamPort {
   readonly #decoder: LineDecoder;
   /** Pending batches by the id key of each request still unanswered in them. */
   readonly #batches = new Map<string, BatchGroup>();
+  readonly #bound: StreamBound;
+  readonly #input: FlowGate;
+  /** The gates stdout holds while it is behind: the input and the other producers. */
+  readonly #gates: readonly FlowGate[];
+  #pausesLogged = 0;
   #ended = false;
 
   constructor(options: StdioDownstreamOptions) {
     this.#o = options;
+    this.#bound = new StreamBound(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+    this.#input = options.inputGate ?? new FlowGate();
+    this.#gates = [this.#input, ...(options.producers ?? [])];
     this.#decoder = new LineDecoder(
       { line: (text) => this.#line(text), oversized: (head, bytes) => this.#oversized(head, bytes) },
       { maxBytes: options.maxMessageBytes },
@@ -54,6 +85,8 @@ export class StdioDownstream implements DownstreamPort {
     input.on('data', (chunk: Buffer | string) =>
       this.#decoder.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk),
     );
+    this.#input.watch((open) => (open ? input.resume() : input.pause()));
+    if (!this.#input.open) input.pause();
     input.once('end', () => this.#end());
     input.once('close', () => this.#end());
     input.on('error', (error) => {
@@ -89,6 +122,16 @@ export class StdioDownstream implements DownstreamPort {
       return;
     }
     output.write(`${json}\n`);
+    const paused = this.#input.isHeldBy(STDOUT);
+    if (!this.#bound.holdWhileBehind(output, this.#gates, STDOUT) || paused) return;
+    this.#o.metrics.inc('stdio_output_paused_total');
+    const fields = { unsent: this.#bound.unsent(output), limit: this.#bound.maxBufferedBytes };
+    if (this.#pausesLogged++ === 0)
+      this.#o.logger.warn(
+        fields,
+        'the client is not reading stdout: its input and the server’s output wait until it catches up (logged once; later pauses at debug)',
+      );
+    else this.#o.logger.debug(fields, 'stdout behind: pausing the client’s input and the server’s output');
   }
 
   #line(text: string): void {

@@ -14,10 +14,16 @@
  * - Anything else goes to the GET stream, or is kept for resumption.
  * - Every SSE event is first appended to the event store, so its id is resumable: a client that
  *   drops a stream (a disconnect is not a cancellation) gets the rest by GET with Last-Event-ID.
+ * - Every stream is bounded (`maxBufferedBytes`, `slow-reader-cut.ts`): a client that stops reading
+ *   is cut once that much is unsent, and resumes from the store like any client that dropped.
+ * - A resumed stream catches up at the pace its client reads: the replay is written while the
+ *   client keeps up, events that arrive meanwhile are read back from the store in order after it,
+ *   and only then does the connection take live events again.
  */
 import type { ServerResponse } from 'node:http';
 import type { SessionKey } from '../../../core/correlation-table.js';
 import type { Delivery, DownstreamPort } from '../../../core/ports.js';
+import { type Logger, silentLogger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import {
   idKey,
@@ -25,9 +31,12 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../../stream-bound.js';
 import { type StreamIdSource, streamIdSource } from '../events/event-id.js';
-import type { EventStore } from '../events/event-store.js';
+import type { EventStore, StoredEvent } from '../events/event-store.js';
 import { formatEvent, formatPrimingEvent } from '../sse/sse-writer.js';
+import { eventsLostNotice } from './events-lost-notice.js';
+import { SlowReaderCut } from './slow-reader-cut.js';
 
 /**
  * How a POST is answered: one JSON body, an SSE stream from the start, or held until its first
@@ -78,6 +87,23 @@ export interface HttpSessionOptions {
    * stream is answered as JSON instead. Default: no limit.
    */
   readonly maxStreams?: number;
+  /**
+   * Unsent bytes a stream may hold: a write that finds that much is not queued, the connection is
+   * cut instead. Default {@link DEFAULT_MAX_BUFFERED_BYTES}.
+   */
+  readonly maxBufferedBytes?: number;
+  /** Where cut streams are logged. Default: nowhere. */
+  readonly logger?: Logger;
+}
+
+/** A resumed connection writing what it missed, at its client's pace (see `resume`). */
+interface CatchUp {
+  readonly streamId: string;
+  /** Events still to write, from `next` on. */
+  events: readonly StoredEvent[];
+  next: number;
+  /** The id of the last event written, from which the store is asked for more. */
+  lastId: string;
 }
 
 const SSE_HEADERS = {
@@ -105,6 +131,9 @@ export class HttpSession implements DownstreamPort {
   readonly #byRequest = new Map<string, PostExchange>();
   /** SSE exchanges still pending, by stream id, for resumption. */
   readonly #byStream = new Map<string, PostExchange>();
+  /** Resumed connections still writing what they missed; live events wait in the store meanwhile. */
+  readonly #catchingUp = new Map<ServerResponse, CatchUp>();
+  readonly #cut: SlowReaderCut;
   #closed = false;
   /** Called when the session's last exchange completes (ephemeral sessions end then). */
   onidle?: () => void;
@@ -118,6 +147,11 @@ export class HttpSession implements DownstreamPort {
     this.ephemeral = options.ephemeral;
     this.createdAt = options.now();
     this.lastActivity = this.createdAt;
+    this.#cut = new SlowReaderCut({
+      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+      metrics: options.metrics,
+      logger: options.logger ?? silentLogger,
+    });
   }
 
   get closed(): boolean {
@@ -231,7 +265,10 @@ export class HttpSession implements DownstreamPort {
   /**
    * Resumes a stream after `Last-Event-ID`: the replayed events are written first, then the
    * connection continues that stream (the GET stream, or a POST stream whose requests are still
-   * pending) or ends (a POST stream already complete).
+   * pending) or ends (a POST stream already complete). The replay goes at the client's pace: the
+   * connection writes while its client keeps up and waits for it otherwise, and reads what the
+   * stream got meanwhile back from the store, so a client that resumes after being cut for being
+   * slow gets every event in order and is not cut again for the backlog it asked for.
    */
   resume(
     res: ServerResponse,
@@ -242,25 +279,77 @@ export class HttpSession implements DownstreamPort {
   ): void {
     res.writeHead(200, { ...SSE_HEADERS, ...headers });
     if (notice !== undefined) res.write(formatEvent({ data: notice }));
-    for (const event of events)
-      if (event.data.length > 0) res.write(formatEvent({ id: event.id, data: event.data }));
+    const replay = events.filter((event) => event.data.length > 0);
     if (streamId === this.getStreamId) {
       this.#getStreams.push(res);
       res.once('close', () => {
         const i = this.#getStreams.indexOf(res);
         if (i >= 0) this.#getStreams.splice(i, 1);
+        this.#catchingUp.delete(res);
       });
+    } else {
+      const exchange = this.#byStream.get(streamId);
+      if (exchange && !exchange.done) {
+        exchange.res = res;
+        res.once('close', () => {
+          if (exchange.res === res) exchange.res = undefined;
+          this.#catchingUp.delete(res);
+        });
+      }
+    }
+    if (replay.length === 0) {
+      if (!this.#continues(streamId, res)) res.end();
       return;
     }
-    const exchange = this.#byStream.get(streamId);
-    if (exchange && !exchange.done) {
-      exchange.res = res;
-      res.once('close', () => {
-        if (exchange.res === res) exchange.res = undefined;
-      });
+    this.#catchingUp.set(res, { streamId, events: replay, next: 0, lastId: replay[0]!.id });
+    this.#pump(res);
+  }
+
+  /**
+   * Writes what a resumed connection still has to catch up on, while its client is not behind;
+   * when it is, goes on once the client has read. When the replay is out, asks the store for what
+   * the stream got since, and once there is nothing more the connection is live (or ends, when its
+   * stream is complete).
+   */
+  #pump(res: ServerResponse): void {
+    const catchUp = this.#catchingUp.get(res);
+    if (!catchUp) return;
+    for (;;) {
+      if (res.destroyed || res.writableEnded) {
+        this.#catchingUp.delete(res);
+        return;
+      }
+      if (this.#cut.bound.isBehind(res)) {
+        this.#cut.bound.whenCaughtUp(res, () => this.#pump(res));
+        return;
+      }
+      const event = catchUp.events[catchUp.next];
+      if (event !== undefined) {
+        catchUp.next++;
+        catchUp.lastId = event.id;
+        res.write(formatEvent({ id: event.id, data: event.data }));
+        continue;
+      }
+      // Events that came for the stream during the replay, unless another connection now takes them.
+      const more = this.#continues(catchUp.streamId, res)
+        ? this.#o.store.replayAfter(this.key, catchUp.lastId, this.#o.now())
+        : undefined;
+      if (more?.ok && more.events.length > 0) {
+        if (more.gap) res.write(formatEvent({ data: eventsLostNotice(catchUp.lastId) }));
+        catchUp.events = more.events;
+        catchUp.next = 0;
+        continue;
+      }
+      this.#catchingUp.delete(res);
+      if (!this.#continues(catchUp.streamId, res)) res.end();
       return;
     }
-    res.end();
+  }
+
+  /** Whether `res` is the connection that takes `streamId`'s live events. */
+  #continues(streamId: string, res: ServerResponse): boolean {
+    if (streamId === this.getStreamId) return this.#newestGetStream() === res;
+    return this.#byStream.get(streamId)?.res === res;
   }
 
   /** Whether `streamId` is one of this session's streams still able to receive events. */
@@ -339,7 +428,9 @@ export class HttpSession implements DownstreamPort {
     this.#emit(exchange.streamId, exchange.res, json, last);
     if (!last) return;
     exchange.done = true;
-    if (exchange.res && !exchange.res.writableEnded) exchange.res.end();
+    // A connection still catching up ends once it has written what it missed (`#pump`).
+    const res = exchange.res;
+    if (res && !res.writableEnded && !this.#catchingUp.has(res)) res.end();
     this.#exchangeDone(exchange);
   }
 
@@ -349,16 +440,34 @@ export class HttpSession implements DownstreamPort {
     if (this.#byRequest.size === 0) this.onidle?.();
   }
 
-  /** Stores an event (so that its id is resumable) and writes it, ending the stream when `end`. */
+  /**
+   * Stores an event (so that its id is resumable) and writes it, ending the stream when `end`. A
+   * connection catching up reads it from the store in its turn; one whose client is behind is cut
+   * (the event stays in the store for its resumption).
+   */
   #emit(streamId: string, res: ServerResponse | undefined, json: string, end = false): void {
     const id = this.#o.store.append(this.key, streamId, json, this.#o.now());
-    if (res && !res.writableEnded) {
+    if (res && !res.writableEnded && !res.destroyed) {
+      if (this.#catchingUp.has(res)) return;
       const event = formatEvent({ id, data: json });
-      if (end) res.end(event);
-      else res.write(event);
-      return;
+      if (end) {
+        res.end(event);
+        return;
+      }
+      if (!this.#cutIfBehind(res, streamId)) {
+        res.write(event);
+        return;
+      }
     }
     this.#o.metrics.inc('http_events_kept_for_resumption_total');
+  }
+
+  /** Cuts `res` when its client is behind (see `slow-reader-cut.ts`); says whether it did. */
+  #cutIfBehind(res: ServerResponse, streamId: string): boolean {
+    return this.#cut.cutIfBehind(res, streamId === this.getStreamId ? 'get' : 'post', {
+      session: this.key,
+      stream: streamId,
+    });
   }
 
   /** Writes the priming event of a new stream (2025-11-25 on); says whether it wrote one. */
@@ -382,11 +491,18 @@ export class HttpSession implements DownstreamPort {
     return this.ephemeral ? {} : { 'mcp-session-id': this.mcpSessionId };
   }
 
-  /** Writes a keep-alive comment on every open stream (called by one server-wide timer). */
+  /**
+   * Writes a keep-alive comment on every open stream (called by one server-wide timer); a stream
+   * whose client is behind is cut instead, and one catching up needs none.
+   */
   keepAlive(comment: string): void {
-    for (const res of this.#getStreams) if (!res.writableEnded) res.write(comment);
+    const open: [ServerResponse, string][] = this.#getStreams.map((res) => [res, this.getStreamId]);
     for (const exchange of this.#byStream.values())
-      if (exchange.res && !exchange.res.writableEnded) exchange.res.write(comment);
+      if (exchange.res) open.push([exchange.res, exchange.streamId]);
+    for (const [res, streamId] of open) {
+      if (res.writableEnded || res.destroyed || this.#catchingUp.has(res)) continue;
+      if (!this.#cutIfBehind(res, streamId)) res.write(comment);
+    }
   }
 
   /** Ends every connection and forgets the session's events. */

@@ -32,6 +32,7 @@ import {
 import { screenClientPayload } from '../../client-meta.js';
 import { parseEventId } from '../events/event-id.js';
 import type { EventStore } from '../events/event-store.js';
+import { eventsLostNotice } from './events-lost-notice.js';
 import { isJsonContentType, listsMediaType } from './http-guards.js';
 import { HttpSession, type ResponseMode } from './http-session.js';
 import { type BodyResult, readBodyThen } from './read-body.js';
@@ -569,19 +570,7 @@ export class LegacyEndpoint {
    * (level warning) it can surface, never a silent skip.
    */
   #gapNotice(lastEventId: string): string {
-    return JSON.stringify({
-      jsonrpc: '2.0',
-      method: 'notifications/message',
-      params: {
-        level: 'warning',
-        logger: 'switchboard',
-        data: {
-          code: 'SB_EVENTS_LOST',
-          message: 'some events after Last-Event-ID are no longer kept by the gateway and cannot be replayed',
-          lastEventId,
-        },
-      },
-    });
+    return eventsLostNotice(lastEventId);
   }
 
   // ------------------------------------------------------------------ DELETE
@@ -632,6 +621,8 @@ export class LegacyEndpoint {
       now: Date.now,
       maxStreams: o.sessions.maxStreamsPerSession,
       holdMs: o.server.streamAfterMs,
+      maxBufferedBytes: o.server.maxStreamBufferBytes,
+      logger: o.logger,
     });
     o.router.openSession({
       key,

@@ -633,6 +633,8 @@ export class ModernEndpoint {
       states: this.#states,
       serverInfo: this.#serverInfo,
       parkMs: this.#o.parkMs ?? 300_000,
+      maxBufferedBytes: this.#o.server.maxStreamBufferBytes,
+      logger: this.#o.logger,
       toRouter: (message) =>
         this.#o.router.handleClientMessage(key, message, {
           kind: 'http',

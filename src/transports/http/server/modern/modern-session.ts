@@ -13,9 +13,12 @@
  *   client that did not declare the capability gets -32021 and the upstream call is cancelled.
  * - A closed POST stream is a cancellation: the upstream call is cancelled, nothing more is sent.
  * - Notifications not tied to a call go to `subscriptions/listen` streams that asked for them.
+ * - Every stream is bounded (`slow-reader-cut.ts`): a client that stops reading a call's stream is
+ *   cut, which cancels the call; a listen stream that is cut ends, and the client may listen again.
  */
 import type { ServerResponse } from 'node:http';
 import type { Delivery, DownstreamPort } from '../../../../core/ports.js';
+import { type Logger, silentLogger } from '../../../../observe/logger.js';
 import type { Metrics } from '../../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../../protocol/jsonrpc/codes.js';
 import {
@@ -32,7 +35,9 @@ import {
   META_SERVER_INFO,
   META_SUBSCRIPTION_ID,
 } from '../../../../protocol/mcp/modern-meta.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../../../stream-bound.js';
 import { formatEvent } from '../../sse/sse-writer.js';
+import { SlowReaderCut } from '../slow-reader-cut.js';
 import { adaptResponse, statusOfError } from './adapt-response.js';
 import type { RequestStateCodec } from './request-state.js';
 
@@ -93,6 +98,10 @@ export interface ModernSessionOptions {
   readonly parkMs: number;
   /** Hands the router a message from this session (an answer to a server request, a cancellation). */
   readonly toRouter: (message: JsonRpcMessage) => void;
+  /** Unsent bytes a stream may hold before it is cut. Default `DEFAULT_MAX_BUFFERED_BYTES`. */
+  readonly maxBufferedBytes?: number;
+  /** Where cut streams are logged. Default: nowhere. */
+  readonly logger?: Logger;
 }
 
 export class ModernSession implements DownstreamPort {
@@ -101,6 +110,7 @@ export class ModernSession implements DownstreamPort {
   readonly #o: ModernSessionOptions;
   readonly #calls = new Map<string, ModernCall>();
   readonly listeners = new Set<ListenStream>();
+  readonly #cut: SlowReaderCut;
   #counter = 0;
   lastActivity = Date.now();
 
@@ -108,6 +118,11 @@ export class ModernSession implements DownstreamPort {
     this.#o = options;
     this.key = options.key;
     this.principal = options.principal;
+    this.#cut = new SlowReaderCut({
+      maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+      metrics: options.metrics,
+      logger: options.logger ?? silentLogger,
+    });
   }
 
   get idle(): boolean {
@@ -290,9 +305,11 @@ export class ModernSession implements DownstreamPort {
     res.end(json);
   }
 
+  /** An event on the call's stream; a client that is behind is cut, which cancels the call (`#watch`). */
   #write(call: ModernCall, message: JsonRpcMessage): void {
     const res = call.res;
-    if (!res || res.writableEnded || call.mode !== 'sse') return;
+    if (!res || res.writableEnded || res.destroyed || call.mode !== 'sse') return;
+    if (this.#cut.cutIfBehind(res, 'modern-call', { session: this.key })) return;
     res.write(formatEvent({ data: JSON.stringify(message) }));
   }
 
@@ -341,7 +358,11 @@ export class ModernSession implements DownstreamPort {
         ...message,
         params: { ...params, _meta: { ...meta, [META_SUBSCRIPTION_ID]: listener.id } },
       };
-      if (!listener.res.writableEnded) listener.res.write(formatEvent({ data: JSON.stringify(tagged) }));
+      const res = listener.res;
+      if (res.writableEnded || res.destroyed) continue;
+      // A listener that is behind is cut; its 'close' removes it (`ModernEndpoint`).
+      if (this.#cut.cutIfBehind(res, 'listen', { session: this.key })) continue;
+      res.write(formatEvent({ data: JSON.stringify(tagged) }));
     }
   }
 
