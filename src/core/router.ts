@@ -51,7 +51,7 @@ import {
   type ServerRequestEntry,
   type SessionKey,
 } from './correlation-table.js';
-import { readInbound } from './inbound.js';
+import { type InboundItem, readInbound } from './inbound.js';
 import type { Delivery, DownstreamPort, InboundMeta, UpstreamClose, UpstreamTransport } from './ports.js';
 import { LazyHopEvent, TapBus } from './taps.js';
 import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant, wallNow } from './trace-mapping.js';
@@ -192,6 +192,11 @@ export interface RouterOptions {
   /** Maximum messages held for a link that is (re)starting before new ones are refused. */
   readonly maxQueuedPerLink?: number;
   readonly interceptors?: readonly CallInterceptor[];
+  /**
+   * Deepest nesting accepted in a message from an upstream (`server.maxJsonDepth`); default
+   * `DEFAULT_MAX_JSON_DEPTH`. A deeper response fails the call it answers.
+   */
+  readonly maxJsonDepth?: number;
 }
 
 /** The router's own record of a client request (see `CallInfo`). */
@@ -379,6 +384,11 @@ class LiveSessionView implements SessionView {
   }
 }
 
+/** What the log says of something thrown: its stack when it has one. */
+function errorText(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
 /**
  * A JSON-RPC error object from anything rejected: kept when it is one; anything else becomes
  * `message` under `code`, without the thrown text (internals stay in the log, not on the wire).
@@ -399,6 +409,7 @@ export class Router {
   readonly #sessions = new Map<SessionKey, SessionRecord>();
   readonly #links = new Map<LinkId, LinkRecord>();
   readonly #maxQueued: number;
+  readonly #maxJsonDepth: number | undefined;
   #internalCounter = 0;
   /**
    * The interceptors with an `admit`, and those with a `complete`, in the order they were added.
@@ -418,6 +429,7 @@ export class Router {
     this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
     this.#table = new CorrelationTable(options.timeouts);
     this.#maxQueued = options.maxQueuedPerLink ?? 10_000;
+    this.#maxJsonDepth = options.maxJsonDepth;
     for (const interceptor of options.interceptors ?? []) this.addInterceptor(interceptor);
   }
 
@@ -469,7 +481,13 @@ export class Router {
     if (!link || link.state === 'down') return;
     link.state = 'ready';
     const queued = link.queue.splice(0);
-    for (const item of queued) link.transport.send(item.json, item.message);
+    for (const item of queued) {
+      try {
+        link.transport.send(item.json, item.message);
+      } catch (error) {
+        this.#sendFailed(link, item.message, error);
+      }
+    }
   }
 
   linkState(id: LinkId): LinkState | undefined {
@@ -592,6 +610,15 @@ export class Router {
     return this.#sessions.size;
   }
 
+  /**
+   * Whether a request of this session with this id is in flight (forwarded, held, or being
+   * answered locally): a transport refuses another request under the same id itself, since two
+   * answers under one id cannot be told apart (see `batch-plan.ts`).
+   */
+  hasCall(key: SessionKey, id: RequestId): boolean {
+    return this.#sessions.get(key)?.calls.has(idKey(id)) ?? false;
+  }
+
   // ---------------------------------------------------------------- from clients
 
   /**
@@ -610,11 +637,21 @@ export class Router {
       return;
     }
     const receivedAt = wallNow();
-    if ('method' in message) {
-      if ('id' in message) this.#clientRequest(session, message, transport, receivedAt, raw);
-      else this.#clientNotification(session, message, transport, receivedAt, raw);
-    } else {
-      this.#clientResponse(session, message, transport, receivedAt, raw);
+    try {
+      if ('method' in message) {
+        if ('id' in message) this.#clientRequest(session, message, transport, receivedAt, raw);
+        else this.#clientNotification(session, message, transport, receivedAt, raw);
+      } else {
+        this.#clientResponse(session, message, transport, receivedAt, raw);
+      }
+    } catch (error) {
+      // A request's own failures end it (`#step`); this is everything else: logged, counted, and
+      // the transport that called goes on.
+      this.#metrics.inc('message_failures_total', { direction: 'client->server' });
+      this.#logger.error(
+        { session: key, err: errorText(error) },
+        'the gateway failed while handling a client message',
+      );
     }
   }
 
@@ -665,7 +702,49 @@ export class Router {
       done: false,
     };
     session.calls.set(key, call);
-    this.#route(call);
+    this.#step(call, 'route', () => this.#route(call));
+  }
+
+  /**
+   * Runs one step of a call's handling (its routing, or a continuation after something it waited
+   * for). Whatever the step throws ends that call, never the process nor the caller: see
+   * `#crashed`. Every path of a request goes through here, synchronous or not.
+   */
+  #step(call: ClientCall, stage: string, step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      this.#crashed(call, stage, error);
+    }
+  }
+
+  /**
+   * A call whose handling threw: logged with the stage and counted; released from the
+   * correlation table (and cancelled upstream, in case it went out); answered with an internal
+   * error under its own id, unless it was already answered. Its id is usable again at once.
+   */
+  #crashed(call: ClientCall, stage: string, error: unknown): void {
+    this.#metrics.inc('request_failures_total', { stage });
+    this.#logger.error(
+      { session: call.session.key, method: call.request.method, stage, err: errorText(error) },
+      'the gateway failed while handling a request; it is answered with an error',
+    );
+    try {
+      const entry = this.#table.findClientRequest(call.session.key, call.request.id);
+      if (entry && entry.tag.call === call) {
+        this.#table.takeServerResponse(entry.link, entry.upstreamId);
+        this.#sendCancelUpstream(entry, 'the gateway failed while handling the request');
+      }
+      this.#finish(call, {
+        error: gatewayError(SbErrorCode.Internal, 'the gateway failed while handling this request'),
+      });
+    } catch (again) {
+      // Even the error answer failed (a transport that throws on everything): the call is at
+      // least released, so that its id is usable again and nothing waits for it.
+      if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
+      call.done = true;
+      this.#logger.error({ err: errorText(again) }, 'the error answer of a failed request failed too');
+    }
   }
 
   #route(call: ClientCall): void {
@@ -678,15 +757,17 @@ export class Router {
     }
     if (resolution.kind === 'pending') {
       resolution.ready.then(
-        () => this.#route(call),
+        () => this.#step(call, 'route', () => this.#route(call)),
         (error: unknown) =>
-          this.#finish(call, {
-            error: asRpcError(
-              error,
-              SbErrorCode.UpstreamUnavailable,
-              'the upstream for this request could not be reached',
-            ),
-          }),
+          this.#step(call, 'route', () =>
+            this.#finish(call, {
+              error: asRpcError(
+                error,
+                SbErrorCode.UpstreamUnavailable,
+                'the upstream for this request could not be reached',
+              ),
+            }),
+          ),
       );
       return;
     }
@@ -720,20 +801,22 @@ export class Router {
       }
       if (admission instanceof Promise) {
         admission.then(
-          (a) => {
-            if (call.done) return;
-            if (a.allow) this.#admit(call, resolution, admitters, i + 1);
-            else this.#finish(call, { error: a.error });
-          },
-          (error: unknown) => {
-            this.#logger.error(
-              { interceptor: interceptor.name, err: String(error) },
-              'an interceptor failed to admit a call',
-            );
-            this.#finish(call, {
-              error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
-            });
-          },
+          (a) =>
+            this.#step(call, 'admit', () => {
+              if (call.done) return;
+              if (a.allow) this.#admit(call, resolution, admitters, i + 1);
+              else this.#finish(call, { error: a.error });
+            }),
+          (error: unknown) =>
+            this.#step(call, 'admit', () => {
+              this.#logger.error(
+                { interceptor: interceptor.name, err: String(error) },
+                'an interceptor failed to admit a call',
+              );
+              this.#finish(call, {
+                error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
+              });
+            }),
         );
         return;
       }
@@ -791,13 +874,26 @@ export class Router {
       opened.entry.upstreamId,
       opened.entry.upstreamProgressToken,
     );
-    this.#sendToLink(link, upstreamMessage, {
+    const sent = this.#sendToLink(link, upstreamMessage, {
       id: upstreamTraceId,
       session,
       correlation: [traceId],
       context,
       receivedAt,
     });
+    if (!sent) {
+      // Nothing went out (or the transport cannot say it did): the entry goes, the call fails now.
+      this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
+      if (!call.done)
+        this.#finish(call, {
+          error: gatewayError(
+            SbErrorCode.Internal,
+            `the gateway could not send this request to upstream ${link.name}`,
+            { upstream: link.name },
+          ),
+        });
+      return;
+    }
     this.#scheduleExpiry();
   }
 
@@ -837,17 +933,19 @@ export class Router {
       answer = Promise.reject(error);
     }
     answer.then(
-      (result) => {
-        const payload = result.error ? { error: result.error } : { result: result.result ?? {} };
-        this.#finish(call, payload, result.derivedFrom ?? []);
-      },
-      (error: unknown) => {
-        if (!call.done)
-          this.#logger.error({ err: String(error), method: request.method }, 'a local handler failed');
-        this.#finish(call, {
-          error: asRpcError(error, SbErrorCode.Internal, 'the gateway failed to answer this request'),
-        });
-      },
+      (result) =>
+        this.#step(call, 'local', () => {
+          const payload = result.error ? { error: result.error } : { result: result.result ?? {} };
+          this.#finish(call, payload, result.derivedFrom ?? []);
+        }),
+      (error: unknown) =>
+        this.#step(call, 'local', () => {
+          if (!call.done)
+            this.#logger.error({ err: String(error), method: request.method }, 'a local handler failed');
+          this.#finish(call, {
+            error: asRpcError(error, SbErrorCode.Internal, 'the gateway failed to answer this request'),
+          });
+        }),
     );
   }
 
@@ -918,22 +1016,26 @@ export class Router {
       if (next instanceof Promise) {
         const held = current;
         next.then(
-          (replaced) => this.#complete(ending, replaced ?? held, i + 1),
-          (error: unknown) => {
-            this.#logger.error(
-              { interceptor: interceptor.name, err: String(error) },
-              'an interceptor failed to complete a call',
-            );
-            this.#complete(
-              ending,
-              {
-                jsonrpc: '2.0',
-                id: call.request.id,
-                error: gatewayError(SbErrorCode.Internal, 'the gateway failed while completing this request'),
-              },
-              i + 1,
-            );
-          },
+          (replaced) => this.#settle(ending, () => this.#complete(ending, replaced ?? held, i + 1)),
+          (error: unknown) =>
+            this.#settle(ending, () => {
+              this.#logger.error(
+                { interceptor: interceptor.name, err: String(error) },
+                'an interceptor failed to complete a call',
+              );
+              this.#complete(
+                ending,
+                {
+                  jsonrpc: '2.0',
+                  id: call.request.id,
+                  error: gatewayError(
+                    SbErrorCode.Internal,
+                    'the gateway failed while completing this request',
+                  ),
+                },
+                i + 1,
+              );
+            }),
         );
         return;
       }
@@ -942,20 +1044,66 @@ export class Router {
     this.#sendResponse(ending, current);
   }
 
-  /** Delivers a call's final response, unless the client no longer wants it. */
-  #sendResponse(ending: Ending, response: JsonRpcResponse): void {
+  /**
+   * A continuation of a call that has already ended (its interceptors' `complete` settling):
+   * whatever it throws is logged and counted, and the client still gets an answer under its id.
+   */
+  #settle(ending: Ending, step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      this.#metrics.inc('request_failures_total', { stage: 'complete' });
+      this.#logger.error(
+        { method: ending.call.request.method, err: errorText(error) },
+        'the gateway failed while completing a request; it is answered with an error',
+      );
+      this.#sendResponse(ending, {
+        jsonrpc: '2.0',
+        id: ending.call.request.id,
+        error: gatewayError(SbErrorCode.Internal, 'the gateway failed while completing this request'),
+      });
+    }
+  }
+
+  /**
+   * Delivers a call's final response, unless the client no longer wants it. A response that
+   * cannot be serialised (nothing from a peer can be too deep, but a local answer or an
+   * interceptor's replacement could hold anything) is replaced by an error under the same id.
+   */
+  #sendResponse(ending: Ending, chosen: JsonRpcResponse): void {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') {
       this.#delivered(ending, undefined);
       return;
     }
-    const json = JSON.stringify(response);
-    // Where the result is in the delivered text, when someone reads it: the ledger hashes that
-    // slice instead of serialising the result again, the trace digests it without parsing.
-    const resultAt =
-      'result' in response && (ending.deliverers.length > 0 || this.#taps.wants(response))
-        ? resultTextOffset(json, response)
-        : undefined;
+    let response = chosen;
+    let json: string;
+    let resultAt: number | undefined;
+    try {
+      json = JSON.stringify(response);
+      // Where the result is in the delivered text, when someone reads it: the ledger hashes that
+      // slice instead of serialising the result again, the trace digests it without parsing.
+      resultAt =
+        'result' in response && (ending.deliverers.length > 0 || this.#taps.wants(response))
+          ? resultTextOffset(json, response)
+          : undefined;
+    } catch (error) {
+      this.#metrics.inc('request_failures_total', { stage: 'serialise' });
+      this.#logger.error(
+        { method: call.request.method, err: errorText(error) },
+        'a response could not be serialised; the client gets an error in its place',
+      );
+      response = {
+        jsonrpc: '2.0',
+        id: call.request.id,
+        error: gatewayError(
+          SbErrorCode.Internal,
+          'the gateway could not serialise the response to this request',
+        ),
+      };
+      json = JSON.stringify(response);
+      resultAt = undefined;
+    }
     this.#deliver(
       call.session,
       response,
@@ -1162,7 +1310,12 @@ export class Router {
   handleUpstreamText(linkId: LinkId, text: string, meta: InboundMeta): void {
     const link = this.#links.get(linkId);
     if (!link) return;
-    const payload = readInbound(text, { allowBatch: true });
+    const payload = readInbound(
+      text,
+      this.#maxJsonDepth === undefined
+        ? { allowBatch: true }
+        : { allowBatch: true, maxDepth: this.#maxJsonDepth },
+    );
     if (payload.error) {
       this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
       this.#logger.warn(
@@ -1172,54 +1325,68 @@ export class Router {
       return;
     }
     for (const item of payload.items) {
-      if (item.kind === 'message') {
-        this.handleUpstreamMessage(
-          linkId,
-          item.message,
-          meta,
-          payload.batch ? undefined : (item.raw ?? text),
+      try {
+        this.#upstreamItem(link, item, meta, payload.batch ? undefined : text);
+      } catch (error) {
+        this.#metrics.inc('message_failures_total', { direction: 'server->client', upstream: link.name });
+        this.#logger.error(
+          { upstream: link.name, err: errorText(error) },
+          'the gateway failed while handling an upstream message',
         );
-        continue;
       }
-      this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
-      if (item.kind === 'drop') {
-        this.#logger.warn(
-          { upstream: link.name, error: item.error.message },
-          'invalid JSON-RPC message from upstream; dropped',
+    }
+  }
+
+  /** One item of what an upstream sent (see `handleUpstreamText`). */
+  #upstreamItem(link: LinkRecord, item: InboundItem, meta: InboundMeta, text: string | undefined): void {
+    const linkId = link.id;
+    if (item.kind === 'message') {
+      this.handleUpstreamMessage(
+        linkId,
+        item.message,
+        meta,
+        text === undefined ? undefined : (item.raw ?? text),
+      );
+      return;
+    }
+    this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
+    if (item.kind === 'drop') {
+      this.#logger.warn(
+        { upstream: link.name, error: item.error.message },
+        'invalid JSON-RPC message from upstream; dropped',
+      );
+    } else if (item.kind === 'reply') {
+      // A broken request of the server's: answer it, like any client would. Its id is in the
+      // server's own id space, so it must never be matched against the gateway's requests.
+      this.#logger.warn(
+        { upstream: link.name, error: item.response.error.message },
+        'invalid request from upstream; answered with an error',
+      );
+      this.#sendToLink(link, item.response, {
+        id: newEnvelopeId(),
+        session: undefined,
+        sessionKey: INTERNAL_SESSION,
+        correlation: [],
+        context: GATEWAY_PARTICIPANT,
+        receivedAt: wallNow(),
+      });
+    } else {
+      // A broken response: the client request it answers fails instead of waiting for a timeout.
+      this.#logger.warn(
+        { upstream: link.name, error: item.response.error.message },
+        'invalid response from upstream',
+      );
+      const id = item.response.id;
+      const entry = id === null ? undefined : this.#table.takeServerResponse(linkId, id);
+      if (entry) {
+        this.#failClientRequest(
+          entry,
+          gatewayError(
+            SbErrorCode.UpstreamProtocol,
+            `upstream ${link.name} sent an ${item.response.error.message.replace(/^invalid response from the peer: /, 'invalid response: ')}`,
+            { upstream: link.name },
+          ),
         );
-      } else if (item.kind === 'reply') {
-        // A broken request of the server's: answer it, like any client would. Its id is in the
-        // server's own id space, so it must never be matched against the gateway's requests.
-        this.#logger.warn(
-          { upstream: link.name, error: item.response.error.message },
-          'invalid request from upstream; answered with an error',
-        );
-        this.#sendToLink(link, item.response, {
-          id: newEnvelopeId(),
-          session: undefined,
-          sessionKey: INTERNAL_SESSION,
-          correlation: [],
-          context: GATEWAY_PARTICIPANT,
-          receivedAt: wallNow(),
-        });
-      } else {
-        // A broken response: the client request it answers fails instead of waiting for a timeout.
-        this.#logger.warn(
-          { upstream: link.name, error: item.response.error.message },
-          'invalid response from upstream',
-        );
-        const id = item.response.id;
-        const entry = id === null ? undefined : this.#table.takeServerResponse(linkId, id);
-        if (entry) {
-          this.#failClientRequest(
-            entry,
-            gatewayError(
-              SbErrorCode.UpstreamProtocol,
-              `upstream ${link.name} sent an ${item.response.error.message.replace(/^invalid response from the peer: /, 'invalid response: ')}`,
-              { upstream: link.name },
-            ),
-          );
-        }
       }
     }
   }
@@ -1284,7 +1451,7 @@ export class Router {
     const call = entry.tag.call;
     if (!call) return;
     const payload = 'error' in response ? { error: response.error } : { result: response.result };
-    this.#finish(call, payload, [traceId], true, link.name);
+    this.#step(call, 'answer', () => this.#finish(call, payload, [traceId], true, link.name));
   }
 
   #upstreamNotification(
@@ -1663,7 +1830,7 @@ export class Router {
         },
         { once: true },
       );
-      this.#sendToLink(
+      const sent = this.#sendToLink(
         link,
         message,
         {
@@ -1676,6 +1843,13 @@ export class Router {
         },
         options.bypassQueue === true,
       );
+      if (!sent) {
+        this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
+        reject(
+          gatewayError(SbErrorCode.Internal, `the gateway could not send ${method} to upstream ${link.name}`),
+        );
+        return;
+      }
       this.#scheduleExpiry();
     });
   }
@@ -1806,7 +1980,8 @@ export class Router {
       entry.tag.internal.reject(error);
       return;
     }
-    if (entry.tag.call) this.#finish(entry.tag.call, { error }, [], !entry.cancelled);
+    const call = entry.tag.call;
+    if (call) this.#step(call, 'fail', () => this.#finish(call, { error }, [], !entry.cancelled));
   }
 
   #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {
@@ -1908,8 +2083,20 @@ export class Router {
       resultAt?: number;
       resultIsError?: boolean;
     },
-    json: string = JSON.stringify(message),
+    given?: string,
   ): void {
+    let json: string;
+    try {
+      json = given ?? JSON.stringify(message);
+    } catch (error) {
+      // Only a value the gateway built from something deeper than it accepts could get here.
+      this.#metrics.inc('delivery_errors_total');
+      this.#logger.error(
+        { session: session.key, err: errorText(error) },
+        'a message for a client could not be serialised; dropped',
+      );
+      return;
+    }
     try {
       session.port.send(json, message, delivery);
     } catch (error) {
@@ -1951,8 +2138,18 @@ export class Router {
       receivedAt: number;
     },
     bypassQueue = false,
-  ): void {
-    const json = JSON.stringify(message);
+  ): boolean {
+    let json: string;
+    try {
+      json = JSON.stringify(message);
+    } catch (error) {
+      this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
+      this.#logger.error(
+        { upstream: link.name, err: errorText(error) },
+        'a message for an upstream could not be serialised; not sent',
+      );
+      return false;
+    }
     let wire = json;
     let sent = message;
     if (link.state === 'starting' && !bypassQueue) {
@@ -1973,12 +2170,22 @@ export class Router {
               ),
             );
         }
-        return;
+        return true;
       }
       link.queue.push({ json, message });
     } else {
       // The trace keeps what went on the wire: a transport for a legacy peer rewrites some messages.
-      const written = link.transport.send(json, message);
+      let written: ReturnType<UpstreamTransport['send']>;
+      try {
+        written = link.transport.send(json, message);
+      } catch (error) {
+        this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
+        this.#logger.error(
+          { upstream: link.name, err: errorText(error) },
+          'an upstream transport failed to send; not sent',
+        );
+        return false;
+      }
       if (written) {
         wire = written.json;
         sent = written.message;
@@ -2000,6 +2207,29 @@ export class Router {
       sentAt: wallNow(),
       upstream: link.name,
     });
+    return true;
+  }
+
+  /** A queued message the transport refused when the link became ready: its request fails. */
+  #sendFailed(link: LinkRecord, message: JsonRpcMessage, error: unknown): void {
+    this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
+    this.#logger.error(
+      { upstream: link.name, err: errorText(error) },
+      'an upstream transport failed to send a queued message; not sent',
+    );
+    if (!isRequest(message)) return;
+    const entry = this.#table.takeServerResponse(link.id, message.id);
+    if (entry)
+      this.#failClientRequest(
+        entry,
+        gatewayError(
+          SbErrorCode.Internal,
+          `the gateway could not send this request to upstream ${link.name}`,
+          {
+            upstream: link.name,
+          },
+        ),
+      );
   }
 
   #hop(params: {
