@@ -241,7 +241,9 @@ describe('Router: every path that handles a request is total', () => {
     h.call(7);
     const id = h.upstream.lastRequest().id;
     const deep = `${'['.repeat(4500)}${']'.repeat(4500)}`;
-    expect(() => h.upstream.inject(`{"jsonrpc":"2.0","id":${id},"result":{"content":${deep}}}`)).not.toThrow();
+    expect(() =>
+      h.upstream.inject(`{"jsonrpc":"2.0","id":${id},"result":{"content":${deep}}}`),
+    ).not.toThrow();
     const error = expectAnsweredAndReleased(h, 7);
     expect(error.message).toBe(
       'upstream srv sent an invalid response: Invalid Request: the message nests 4502 levels of objects and arrays; the gateway accepts at most 32 (maxJsonDepth)',

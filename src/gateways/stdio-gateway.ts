@@ -49,6 +49,8 @@ export interface StdioGatewayOptions {
   readonly maxRestarts?: number;
   readonly backoff?: BackoffOptions;
   readonly maxMessageBytes?: number;
+  /** Deepest nesting accepted in a message from either side; default `DEFAULT_MAX_JSON_DEPTH`. */
+  readonly maxJsonDepth?: number;
   readonly timeouts?: Partial<CorrelationTimeouts>;
   readonly shutdownGraceMs?: number;
   readonly input: Readable;
@@ -95,6 +97,7 @@ export class StdioGateway {
       metrics: options.metrics,
       taps,
       ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+      ...(options.maxJsonDepth === undefined ? {} : { maxJsonDepth: options.maxJsonDepth }),
     });
     if (options.ledger) {
       // Policy allows everything here (the wrapper has no configuration); the interceptor still
@@ -118,6 +121,8 @@ export class StdioGateway {
       input: options.input,
       output: options.output,
       maxMessageBytes,
+      ...(options.maxJsonDepth === undefined ? {} : { maxJsonDepth: options.maxJsonDepth }),
+      inFlight: (id) => this.#router.hasCall(this.#sessionKey, id),
       logger: options.logger,
       metrics: options.metrics,
       revision: () => this.#router.sessionProtocol(this.#sessionKey) ?? '',
