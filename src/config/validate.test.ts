@@ -56,6 +56,7 @@ describe('defaults', () => {
         host: '127.0.0.1',
         port: 8787,
         maxBodyBytes: 4 * 1024 * 1024,
+        maxJsonDepth: 128,
         allowedHosts: [],
         allowedOrigins: [],
         responseMode: 'auto',
@@ -131,6 +132,7 @@ describe('a complete file', () => {
       host: '127.0.0.1',
       port: 9000,
       maxBodyBytes: '2MiB',
+      maxJsonDepth: 40,
       allowedHosts: ['Gateway.Internal:9000'],
       allowedOrigins: ['https://App.Example.com', 'http://localhost:6274/'],
       responseMode: 'sse',
@@ -184,6 +186,7 @@ describe('a complete file', () => {
       host: '127.0.0.1',
       port: 9000,
       maxBodyBytes: 2 * 1024 * 1024,
+      maxJsonDepth: 40,
       allowedHosts: ['gateway.internal:9000'],
       allowedOrigins: ['https://app.example.com', 'http://localhost:6274'],
       responseMode: 'sse',
@@ -743,6 +746,22 @@ describe('server', () => {
     expect(i.expected).toContain(expected);
   });
 
+  it.each([15, 1001, 64.5, 'deep', -1])(
+    'rejects the JSON depth limit %j, naming the range',
+    (maxJsonDepth) => {
+      expect(issue(server({ maxJsonDepth }))).toEqual({
+        path: 'server.maxJsonDepth',
+        found: describeValue(maxJsonDepth),
+        expected:
+          'an integer from 16 to 1000 (deeper JSON overflows the stack of the walkers that serialise, redact and hash messages)',
+      });
+    },
+  );
+
+  it.each([16, 1000, '64'])('accepts the JSON depth limit %j', (maxJsonDepth) => {
+    expect(valid(server({ maxJsonDepth })).config.server.maxJsonDepth).toBe(Number(maxJsonDepth));
+  });
+
   it('accepts allowed hosts with ports and IPv6 literals, lower-cased', () => {
     const allowedHosts = ['Gateway.Internal', 'gateway.internal:8787', '[::1]:8787', '10.0.0.5'];
     expect(valid(server({ allowedHosts })).config.server.allowedHosts).toEqual([
@@ -867,7 +886,7 @@ describe('unknown keys', () => {
       path: 'server.prot',
       found: 'an unknown key',
       expected:
-        'one of the keys allowed in server: host, port, maxBodyBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive (did you mean "port"?)',
+        'one of the keys allowed in server: host, port, maxBodyBytes, maxJsonDepth, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
       'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',

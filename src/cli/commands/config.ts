@@ -248,6 +248,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
       host: e(server.host),
       port: server.port,
       maxBodyBytes: size(server.maxBodyBytes),
+      maxJsonDepth: server.maxJsonDepth,
       allowedHosts: server.allowedHosts.map(e),
       allowedOrigins: server.allowedOrigins.map(e),
       responseMode: server.responseMode,

@@ -3,12 +3,17 @@
  * Configure a client to run `switchboard stdio -- npx some-server` instead of `npx some-server`.
  */
 import { basename } from 'node:path';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
 import { AUDIT_DEFAULTS } from '../../config/sections/audit.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  MAX_JSON_DEPTH_LIMIT,
+  MIN_JSON_DEPTH_LIMIT,
+} from '../../protocol/jsonrpc/parse.js';
 import { TRACE_PAYLOAD_MODES, type TracePayloadMode } from '../../trace/payload-mode.js';
 import { dataDirOf } from '../global-options.js';
 import { openStdioLedger } from '../ledger-setup.js';
@@ -29,6 +34,7 @@ interface StdioOptions {
   passEnv?: string[];
   cwd?: string;
   maxMessageBytes: number;
+  maxJsonDepth: number;
   requestTimeout: number;
   trace: boolean;
   tracePayloads: TracePayloadMode;
@@ -79,6 +85,16 @@ export function defaultUpstreamName(command: string, args: readonly string[]): s
   return safe.length > 0 ? safe.slice(0, 64) : 'upstream';
 }
 
+/** `--max-json-depth`: an integer within the range every walker of the gateway survives. */
+function parseJsonDepth(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < MIN_JSON_DEPTH_LIMIT || n > MAX_JSON_DEPTH_LIMIT)
+    throw new InvalidArgumentError(
+      `expected an integer from ${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT}, got "${value}"`,
+    );
+  return n;
+}
+
 export function registerStdioCommand(program: Command): void {
   program
     .command('stdio')
@@ -101,6 +117,12 @@ export function registerStdioCommand(program: Command): void {
       'largest message accepted from either side',
       parsePositiveInt,
       DEFAULT_MAX_MESSAGE_BYTES,
+    )
+    .option(
+      '--max-json-depth <n>',
+      `deepest nesting of objects and arrays accepted in a message (${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT})`,
+      parseJsonDepth,
+      DEFAULT_MAX_JSON_DEPTH,
     )
     .option(
       '--request-timeout <ms>',
@@ -169,6 +191,7 @@ export function registerStdioCommand(program: Command): void {
         ...(options.passEnv ? { passEnv: options.passEnv } : {}),
         ...(options.cwd ? { cwd: options.cwd } : {}),
         maxMessageBytes: options.maxMessageBytes,
+        maxJsonDepth: options.maxJsonDepth,
         timeouts: { requestTimeoutMs: options.requestTimeout },
         input: process.stdin,
         output: process.stdout,
