@@ -78,7 +78,10 @@ describe('scanJsonShape', () => {
       fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => JSON.stringify(n)),
       fc.constantFrom('1.0', '-0', '1e3', '1E+2', '9007199254740993', '0.10', '1e400', '-1.5e-7'),
     );
-    const member = fc.tuple(fc.string().filter((k) => k !== 'id'), fc.jsonValue({ maxDepth: 2 }));
+    const member = fc.tuple(
+      fc.string().filter((k) => k !== 'id'),
+      fc.jsonValue({ maxDepth: 2 }),
+    );
     fc.assert(
       fc.property(token, fc.array(member, { maxLength: 4 }), fc.nat(4), (id, members, at) => {
         const parts = members.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`);

@@ -228,7 +228,12 @@ describe('ids that JSON.parse cannot keep exactly', () => {
       fc.property(id, fc.boolean(), (token, batch) => {
         const message = `{"jsonrpc":"2.0","id":${token},"method":"ping"}`;
         const outcome = parsePayload(batch ? `[${message}]` : message, batch ? batches : single);
-        const item = outcome.kind === 'single' ? outcome.outcome : outcome.kind === 'batch' ? outcome.items[0] : undefined;
+        const item =
+          outcome.kind === 'single'
+            ? outcome.outcome
+            : outcome.kind === 'batch'
+              ? outcome.items[0]
+              : undefined;
         expect(item).toBeDefined();
         if (item?.ok) {
           // Accepted: answering it writes back exactly what the client sent.
