@@ -26,7 +26,7 @@ export const MIN_JSON_DEPTH_LIMIT = 16;
  * The largest configurable limit. `structuredClone`, the first of the gateway's walkers to give
  * up, overflows past about 2,400 levels from a shallow stack (`JSON.stringify` past 4,100); this
  * leaves room for the envelopes a message travels in and for a deep caller's stack
- * (json-depth.test.ts runs every walker at this depth plus the envelopes).
+ * (`src/trace/json-depth.test.ts` runs every walker at this depth, in its envelopes).
  */
 export const MAX_JSON_DEPTH_LIMIT = 1000;
 
