@@ -201,6 +201,26 @@ export class LegacyEndpoint {
     }
     if (valid.length === 0) {
       o.metrics.inc('http_rejected_total', { reason: 'invalid-request' });
+      const plan = planPayload(payload.items, payload.batch, () => false);
+      if (payload.batch && plan.answers.length > 0) {
+        // A batch of invalid requests: each gets its own error, in one array (JSON-RPC 2.0),
+        // and a broken response among them still reaches the server waiting for it.
+        if (session) {
+          const transport: HttpTransportContext = {
+            kind: 'http',
+            method: 'POST',
+            path,
+            headers: safeHeaders(req.headers),
+          };
+          for (const item of plan.dispatch) this.#dispatchItem(session.key, principal, item, transport);
+        }
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          ...(session ? this.#sessionHeaders(session, sessionId) : {}),
+        });
+        res.end(JSON.stringify(plan.answers));
+        return;
+      }
       const first = payload.items[0];
       if (first?.kind === 'forward-error') {
         // A broken response: the server waiting for it gets an error in its place, and the client
