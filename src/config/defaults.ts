@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../protocol/jsonrpc/parse.js';
 import { AUDIT_DEFAULTS } from './sections/audit.js';
 import { POLICY_DEFAULTS } from './sections/policy.js';
 import { SPACE_DEFAULTS } from './sections/space.js';
@@ -54,6 +55,7 @@ export const DEFAULTS: {
     port: 8787,
     maxBodyBytes: 4 * MiB,
     maxStreamBufferBytes: 4 * MiB,
+    maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
     allowedHosts: [],
     allowedOrigins: [],
     responseMode: 'auto',

@@ -65,7 +65,7 @@ describe('parseConfigText: positions', () => {
   it('formats each issue on one line with file, line and column', () => {
     expect(formatConfigIssues(issues(text), 'switchboard.yaml').split('\n')).toEqual([
       'switchboard.yaml:2:9 server.port: found 99999, expected an integer from 0 to 65535 (0: any free port)',
-      'switchboard.yaml:3:3 server.prot: found an unknown key, expected one of the keys allowed in server: host, port, maxBodyBytes, maxStreamBufferBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
+      'switchboard.yaml:3:3 server.prot: found an unknown key, expected one of the keys allowed in server: host, port, maxBodyBytes, maxStreamBufferBytes, maxJsonDepth, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
       'switchboard.yaml:7:16 upstreams.local.args[1]: found 8080, expected a string (quote numbers: "8080")',
       'switchboard.yaml:9:20 upstreams.local.restart.maxRestarts: found -1, expected a non-negative integer, or .inf to restart forever',
       "switchboard.yaml:10:3 upstreams.remote.url: found nothing, expected an absolute http:// or https:// URL, the upstream's MCP endpoint (e.g. https://mcp.example.com/mcp)",

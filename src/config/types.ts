@@ -70,6 +70,11 @@ export interface ServerConfig {
    * (a session-based stream resumes from the event store with `Last-Event-ID`).
    */
   readonly maxStreamBufferBytes: number;
+  /**
+   * Deepest nesting of objects and arrays accepted in one JSON message, from a client, an
+   * upstream or the space: a deeper request is answered -32600 naming the limit.
+   */
+  readonly maxJsonDepth: number;
   /** Extra `Host` header values accepted (loopback names are always accepted on a loopback bind). */
   readonly allowedHosts: readonly string[];
   /** Origins accepted when a request carries `Origin` (loopback origins are accepted on a loopback bind). */

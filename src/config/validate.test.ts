@@ -57,6 +57,7 @@ describe('defaults', () => {
         port: 8787,
         maxBodyBytes: 4 * 1024 * 1024,
         maxStreamBufferBytes: 4 * 1024 * 1024,
+        maxJsonDepth: 128,
         allowedHosts: [],
         allowedOrigins: [],
         responseMode: 'auto',
@@ -140,6 +141,7 @@ describe('a complete file', () => {
       port: 9000,
       maxBodyBytes: '2MiB',
       maxStreamBufferBytes: '512KiB',
+      maxJsonDepth: 40,
       allowedHosts: ['Gateway.Internal:9000'],
       allowedOrigins: ['https://App.Example.com', 'http://localhost:6274/'],
       responseMode: 'sse',
@@ -200,6 +202,7 @@ describe('a complete file', () => {
       port: 9000,
       maxBodyBytes: 2 * 1024 * 1024,
       maxStreamBufferBytes: 512 * 1024,
+      maxJsonDepth: 40,
       allowedHosts: ['gateway.internal:9000'],
       allowedOrigins: ['https://app.example.com', 'http://localhost:6274'],
       responseMode: 'sse',
@@ -783,6 +786,22 @@ describe('server', () => {
     expect(i.expected).toContain(expected);
   });
 
+  it.each([15, 1001, 64.5, 'deep', -1])(
+    'rejects the JSON depth limit %j, naming the range',
+    (maxJsonDepth) => {
+      expect(issue(server({ maxJsonDepth }))).toEqual({
+        path: 'server.maxJsonDepth',
+        found: describeValue(maxJsonDepth),
+        expected:
+          'an integer from 16 to 1000 (deeper JSON overflows the stack of the walkers that serialise, redact and hash messages)',
+      });
+    },
+  );
+
+  it.each([16, 1000, '64'])('accepts the JSON depth limit %j', (maxJsonDepth) => {
+    expect(valid(server({ maxJsonDepth })).config.server.maxJsonDepth).toBe(Number(maxJsonDepth));
+  });
+
   it('accepts allowed hosts with ports and IPv6 literals, lower-cased', () => {
     const allowedHosts = ['Gateway.Internal', 'gateway.internal:8787', '[::1]:8787', '10.0.0.5'];
     expect(valid(server({ allowedHosts })).config.server.allowedHosts).toEqual([
@@ -917,7 +936,7 @@ describe('unknown keys', () => {
       path: 'server.prot',
       found: 'an unknown key',
       expected:
-        'one of the keys allowed in server: host, port, maxBodyBytes, maxStreamBufferBytes, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
+        'one of the keys allowed in server: host, port, maxBodyBytes, maxStreamBufferBytes, maxJsonDepth, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
       'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',

@@ -40,6 +40,7 @@ import { formatDuration } from './units.js';
 
 export * from './checker.js';
 
+import { MAX_JSON_DEPTH_LIMIT, MIN_JSON_DEPTH_LIMIT } from '../protocol/jsonrpc/parse.js';
 import { TRACE_PAYLOAD_MODES } from '../trace/payload-mode.js';
 import { readAudit } from './sections/audit.js';
 import { readAuth } from './sections/auth.js';
@@ -66,6 +67,7 @@ export const CONFIG_KEYS = {
     'port',
     'maxBodyBytes',
     'maxStreamBufferBytes',
+    'maxJsonDepth',
     'allowedHosts',
     'allowedOrigins',
     'responseMode',
@@ -160,6 +162,12 @@ function readServer(c: Checker, raw: unknown): ServerConfig {
     }),
     maxBodyBytes: c.size(f, p, 'maxBodyBytes', d.maxBodyBytes, false),
     maxStreamBufferBytes: c.size(f, p, 'maxStreamBufferBytes', d.maxStreamBufferBytes, false),
+    maxJsonDepth: c.integer(f, p, 'maxJsonDepth', {
+      min: MIN_JSON_DEPTH_LIMIT,
+      max: MAX_JSON_DEPTH_LIMIT,
+      fallback: d.maxJsonDepth,
+      expected: `an integer from ${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT} (deeper JSON overflows the stack of the walkers that serialise, redact and hash messages)`,
+    }),
     allowedHosts: c.list(f, p, 'allowedHosts', d.allowedHosts, (v, at) => c.allowedHost(v, at)),
     allowedOrigins: c.list(f, p, 'allowedOrigins', d.allowedOrigins, (v, at) => c.origin(v, at)),
     responseMode: c.choice(f, p, 'responseMode', ['auto', 'json', 'sse'], d.responseMode),

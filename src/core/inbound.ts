@@ -6,7 +6,7 @@
  * readable id is only dropped, logged and counted by the caller: there is no one to answer.
  */
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
-import { classifyPayload, type ParseOutcome, parseJson } from '../protocol/jsonrpc/parse.js';
+import { classifyPayload, type ParseOutcome, readJson } from '../protocol/jsonrpc/parse.js';
 import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 
 export type InboundItem =
@@ -25,16 +25,19 @@ export interface InboundPayload {
 export interface InboundOptions {
   readonly allowBatch: boolean;
   readonly revision?: string;
+  /**
+   * Deepest nesting accepted in one message (`server.maxJsonDepth`); default
+   * `DEFAULT_MAX_JSON_DEPTH`. A deeper request is answered -32600 with its id, a deeper response
+   * fails the request it answers: nothing that deep ever reaches a serialiser or a walker.
+   */
+  readonly maxDepth?: number;
 }
 
 export function readInbound(text: string, options: InboundOptions): InboundPayload {
-  const json = parseJson(text);
+  const json = readJson(text);
   if (!json.ok) return { batch: false, items: [], error: json.error };
-  return readInboundValue(json.value, options, text);
-}
-
-export function readInboundValue(value: unknown, options: InboundOptions, text?: string): InboundPayload {
-  const payload = classifyPayload(value, options);
+  const value = json.value;
+  const payload = classifyPayload(value, options, json.shape);
   if (payload.kind === 'invalid') return { batch: Array.isArray(value), items: [], error: payload.error };
   if (payload.kind === 'single') {
     return { batch: false, items: [toItem(payload.outcome, value, text)] };
@@ -48,8 +51,12 @@ function toItem(outcome: ParseOutcome, value: unknown, raw?: string): InboundIte
     return raw === undefined
       ? { kind: 'message', message: outcome.message }
       : { kind: 'message', message: outcome.message, raw };
-  if (outcome.id === null) return { kind: 'drop', error: outcome.error };
   const looksLikeRequest = typeof value === 'object' && value !== null && 'method' in value;
+  // A request whose numeric id cannot be echoed exactly is refused aloud, with `id: null` (its
+  // sender may still match the answer by the id named in the message); without an id, dropped.
+  if (outcome.id === null && outcome.idText !== undefined && looksLikeRequest)
+    return { kind: 'reply', response: { jsonrpc: '2.0', id: null, error: outcome.error } };
+  if (outcome.id === null) return { kind: 'drop', error: outcome.error };
   if (looksLikeRequest)
     return { kind: 'reply', response: { jsonrpc: '2.0', id: outcome.id, error: outcome.error } };
   return {

@@ -51,7 +51,7 @@ import {
   type ServerRequestEntry,
   type SessionKey,
 } from './correlation-table.js';
-import { readInbound } from './inbound.js';
+import { type InboundItem, readInbound } from './inbound.js';
 import type { Delivery, DownstreamPort, InboundMeta, UpstreamClose, UpstreamTransport } from './ports.js';
 import { LazyHopEvent, TapBus } from './taps.js';
 import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant, wallNow } from './trace-mapping.js';
@@ -201,6 +201,11 @@ export interface RouterOptions {
    * answered with `SB_ROUTE_UNRESOLVED` (default {@link DEFAULT_MAX_PENDING_ROUTES}).
    */
   readonly maxPendingRoutes?: number;
+  /**
+   * Deepest nesting accepted in a message from an upstream (`server.maxJsonDepth`); default
+   * `DEFAULT_MAX_JSON_DEPTH`. A deeper response fails the call it answers.
+   */
+  readonly maxJsonDepth?: number;
 }
 
 /**
@@ -232,6 +237,8 @@ interface ClientCall {
   done: boolean;
   /** How many times the resolver answered `pending` for this call (it is routed once, at most). */
   pendingRoutes?: number;
+  /** Set once the call no longer counts in `callsInFlight` (see `#callEnded`). */
+  ended?: boolean;
 }
 
 interface ClientTag {
@@ -404,6 +411,11 @@ class LiveSessionView implements SessionView {
   }
 }
 
+/** What the log says of something thrown: its stack when it has one. */
+function errorText(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
 /**
  * A JSON-RPC error object from anything rejected: kept when it is one; anything else becomes
  * `message` under `code`, without the thrown text (internals stay in the log, not on the wire).
@@ -427,6 +439,7 @@ export class Router {
   readonly #linkWaiters = new Map<LinkId, LinkWaiter>();
   readonly #maxQueued: number;
   readonly #maxPendingRoutes: number;
+  readonly #maxJsonDepth: number | undefined;
   #internalCounter = 0;
   /**
    * The interceptors with an `admit`, and those with a `complete`, in the order they were added.
@@ -453,6 +466,7 @@ export class Router {
     this.#table = new CorrelationTable(options.timeouts);
     this.#maxQueued = options.maxQueuedPerLink ?? 10_000;
     this.#maxPendingRoutes = options.maxPendingRoutes ?? DEFAULT_MAX_PENDING_ROUTES;
+    this.#maxJsonDepth = options.maxJsonDepth;
     for (const interceptor of options.interceptors ?? []) this.addInterceptor(interceptor);
   }
 
@@ -504,7 +518,13 @@ export class Router {
     if (!link || link.state === 'down') return;
     link.state = 'ready';
     const queued = link.queue.splice(0);
-    for (const item of queued) link.transport.send(item.json, item.message);
+    for (const item of queued) {
+      try {
+        link.transport.send(item.json, item.message);
+      } catch (error) {
+        this.#sendFailed(link, item.message, error);
+      }
+    }
     const waiter = this.#linkWaiters.get(id);
     if (waiter) {
       this.#linkWaiters.delete(id);
@@ -723,10 +743,12 @@ export class Router {
       for (const call of [...session.calls.values()]) {
         if (call.done) continue;
         ended++;
-        this.#abortCall(call);
-        const entry = this.#table.cancelClientRequest(session.key, call.request.id, performance.now());
-        if (entry) this.#sendCancelUpstream(entry, reason);
-        this.#finish(call, { error });
+        this.#step(call, 'drain', () => {
+          this.#abortCall(call);
+          const entry = this.#table.cancelClientRequest(session.key, call.request.id, performance.now());
+          if (entry) this.#sendCancelUpstream(entry, reason);
+          this.#finish(call, { error });
+        });
       }
     }
     this.#scheduleExpiry();
@@ -734,10 +756,22 @@ export class Router {
   }
 
   /** A client request got its answer, or will never get one: it is no longer in flight. */
-  #callEnded(): void {
+  #callEnded(call: ClientCall): void {
+    // Once per call, whichever way it ends (an answer, a drop, or a failure of both).
+    if (call.ended) return;
+    call.ended = true;
     this.#inFlight--;
     if (this.#inFlight > 0 || this.#idleWaiters.length === 0) return;
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * Whether a request of this session with this id is in flight (forwarded, held, or being
+   * answered locally): a transport refuses another request under the same id itself, since two
+   * answers under one id cannot be told apart (see `batch-plan.ts`).
+   */
+  hasCall(key: SessionKey, id: RequestId): boolean {
+    return this.#sessions.get(key)?.calls.has(idKey(id)) ?? false;
   }
 
   // ---------------------------------------------------------------- from clients
@@ -758,11 +792,21 @@ export class Router {
       return;
     }
     const receivedAt = wallNow();
-    if ('method' in message) {
-      if ('id' in message) this.#clientRequest(session, message, transport, receivedAt, raw);
-      else this.#clientNotification(session, message, transport, receivedAt, raw);
-    } else {
-      this.#clientResponse(session, message, transport, receivedAt, raw);
+    try {
+      if ('method' in message) {
+        if ('id' in message) this.#clientRequest(session, message, transport, receivedAt, raw);
+        else this.#clientNotification(session, message, transport, receivedAt, raw);
+      } else {
+        this.#clientResponse(session, message, transport, receivedAt, raw);
+      }
+    } catch (error) {
+      // A request's own failures end it (`#step`); this is everything else: logged, counted, and
+      // the transport that called goes on.
+      this.#metrics.inc('message_failures_total', { direction: 'client->server' });
+      this.#logger.error(
+        { session: key, err: errorText(error) },
+        'the gateway failed while handling a client message',
+      );
     }
   }
 
@@ -816,15 +860,60 @@ export class Router {
     this.#inFlight++;
     if (this.#draining) {
       this.#metrics.inc('drain_refused_total');
-      this.#finish(call, {
-        error: gatewayError(
-          SbErrorCode.ShuttingDown,
-          'the gateway is shutting down and takes no new requests; send it again once it is back',
-        ),
-      });
+      this.#step(call, 'drain', () =>
+        this.#finish(call, {
+          error: gatewayError(
+            SbErrorCode.ShuttingDown,
+            'the gateway is shutting down and takes no new requests; send it again once it is back',
+          ),
+        }),
+      );
       return;
     }
-    this.#route(call);
+    this.#step(call, 'route', () => this.#route(call));
+  }
+
+  /**
+   * Runs one step of a call's handling (its routing, or a continuation after something it waited
+   * for). Whatever the step throws ends that call, never the process nor the caller: see
+   * `#crashed`. Every path of a request goes through here, synchronous or not.
+   */
+  #step(call: ClientCall, stage: string, step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      this.#crashed(call, stage, error);
+    }
+  }
+
+  /**
+   * A call whose handling threw: logged with the stage and counted; released from the
+   * correlation table (and cancelled upstream, in case it went out); answered with an internal
+   * error under its own id, unless it was already answered. Its id is usable again at once.
+   */
+  #crashed(call: ClientCall, stage: string, error: unknown): void {
+    this.#metrics.inc('request_failures_total', { stage });
+    this.#logger.error(
+      { session: call.session.key, method: call.request.method, stage, err: errorText(error) },
+      'the gateway failed while handling a request; it is answered with an error',
+    );
+    try {
+      const entry = this.#table.findClientRequest(call.session.key, call.request.id);
+      if (entry && entry.tag.call === call) {
+        this.#table.takeServerResponse(entry.link, entry.upstreamId);
+        this.#sendCancelUpstream(entry, 'the gateway failed while handling the request');
+      }
+      this.#finish(call, {
+        error: gatewayError(SbErrorCode.Internal, 'the gateway failed while handling this request'),
+      });
+    } catch (again) {
+      // Even the error answer failed (a transport that throws on everything): the call is at
+      // least released, so that its id is usable again and nothing waits for it.
+      if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
+      call.done = true;
+      this.#callEnded(call);
+      this.#logger.error({ err: errorText(again) }, 'the error answer of a failed request failed too');
+    }
   }
 
   #route(call: ClientCall): void {
@@ -872,16 +961,18 @@ export class Router {
     // `Promise.resolve` also accepts a resolver's thenable (or a value) without throwing here.
     Promise.resolve(ready).then(
       () => {
-        if (!call.done) setImmediate(() => this.#route(call));
+        if (!call.done) setImmediate(() => this.#step(call, 'route', () => this.#route(call)));
       },
       (error: unknown) =>
-        this.#finish(call, {
-          error: asRpcError(
-            error,
-            SbErrorCode.UpstreamUnavailable,
-            'the upstream for this request could not be reached',
-          ),
-        }),
+        this.#step(call, 'route', () =>
+          this.#finish(call, {
+            error: asRpcError(
+              error,
+              SbErrorCode.UpstreamUnavailable,
+              'the upstream for this request could not be reached',
+            ),
+          }),
+        ),
     );
   }
 
@@ -907,20 +998,22 @@ export class Router {
       }
       if (admission instanceof Promise) {
         admission.then(
-          (a) => {
-            if (call.done) return;
-            if (a.allow) this.#admit(call, resolution, admitters, i + 1);
-            else this.#finish(call, { error: a.error });
-          },
-          (error: unknown) => {
-            this.#logger.error(
-              { interceptor: interceptor.name, err: String(error) },
-              'an interceptor failed to admit a call',
-            );
-            this.#finish(call, {
-              error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
-            });
-          },
+          (a) =>
+            this.#step(call, 'admit', () => {
+              if (call.done) return;
+              if (a.allow) this.#admit(call, resolution, admitters, i + 1);
+              else this.#finish(call, { error: a.error });
+            }),
+          (error: unknown) =>
+            this.#step(call, 'admit', () => {
+              this.#logger.error(
+                { interceptor: interceptor.name, err: String(error) },
+                'an interceptor failed to admit a call',
+              );
+              this.#finish(call, {
+                error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
+              });
+            }),
         );
         return;
       }
@@ -978,13 +1071,26 @@ export class Router {
       opened.entry.upstreamId,
       opened.entry.upstreamProgressToken,
     );
-    this.#sendToLink(link, upstreamMessage, {
+    const sent = this.#sendToLink(link, upstreamMessage, {
       id: upstreamTraceId,
       session,
       correlation: [traceId],
       context,
       receivedAt,
     });
+    if (!sent) {
+      // Nothing went out (or the transport cannot say it did): the entry goes, the call fails now.
+      this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
+      if (!call.done)
+        this.#finish(call, {
+          error: gatewayError(
+            SbErrorCode.Internal,
+            `the gateway could not send this request to upstream ${link.name}`,
+            { upstream: link.name },
+          ),
+        });
+      return;
+    }
     this.#scheduleExpiry();
   }
 
@@ -1024,17 +1130,19 @@ export class Router {
       answer = Promise.reject(error);
     }
     answer.then(
-      (result) => {
-        const payload = result.error ? { error: result.error } : { result: result.result ?? {} };
-        this.#finish(call, payload, result.derivedFrom ?? []);
-      },
-      (error: unknown) => {
-        if (!call.done)
-          this.#logger.error({ err: String(error), method: request.method }, 'a local handler failed');
-        this.#finish(call, {
-          error: asRpcError(error, SbErrorCode.Internal, 'the gateway failed to answer this request'),
-        });
-      },
+      (result) =>
+        this.#step(call, 'local', () => {
+          const payload = result.error ? { error: result.error } : { result: result.result ?? {} };
+          this.#finish(call, payload, result.derivedFrom ?? []);
+        }),
+      (error: unknown) =>
+        this.#step(call, 'local', () => {
+          if (!call.done)
+            this.#logger.error({ err: String(error), method: request.method }, 'a local handler failed');
+          this.#finish(call, {
+            error: asRpcError(error, SbErrorCode.Internal, 'the gateway failed to answer this request'),
+          });
+        }),
     );
   }
 
@@ -1105,22 +1213,26 @@ export class Router {
       if (next instanceof Promise) {
         const held = current;
         next.then(
-          (replaced) => this.#complete(ending, replaced ?? held, i + 1),
-          (error: unknown) => {
-            this.#logger.error(
-              { interceptor: interceptor.name, err: String(error) },
-              'an interceptor failed to complete a call',
-            );
-            this.#complete(
-              ending,
-              {
-                jsonrpc: '2.0',
-                id: call.request.id,
-                error: gatewayError(SbErrorCode.Internal, 'the gateway failed while completing this request'),
-              },
-              i + 1,
-            );
-          },
+          (replaced) => this.#settle(ending, () => this.#complete(ending, replaced ?? held, i + 1)),
+          (error: unknown) =>
+            this.#settle(ending, () => {
+              this.#logger.error(
+                { interceptor: interceptor.name, err: String(error) },
+                'an interceptor failed to complete a call',
+              );
+              this.#complete(
+                ending,
+                {
+                  jsonrpc: '2.0',
+                  id: call.request.id,
+                  error: gatewayError(
+                    SbErrorCode.Internal,
+                    'the gateway failed while completing this request',
+                  ),
+                },
+                i + 1,
+              );
+            }),
         );
         return;
       }
@@ -1129,21 +1241,67 @@ export class Router {
     this.#sendResponse(ending, current);
   }
 
-  /** Delivers a call's final response, unless the client no longer wants it. */
-  #sendResponse(ending: Ending, response: JsonRpcResponse): void {
+  /**
+   * A continuation of a call that has already ended (its interceptors' `complete` settling):
+   * whatever it throws is logged and counted, and the client still gets an answer under its id.
+   */
+  #settle(ending: Ending, step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      this.#metrics.inc('request_failures_total', { stage: 'complete' });
+      this.#logger.error(
+        { method: ending.call.request.method, err: errorText(error) },
+        'the gateway failed while completing a request; it is answered with an error',
+      );
+      this.#sendResponse(ending, {
+        jsonrpc: '2.0',
+        id: ending.call.request.id,
+        error: gatewayError(SbErrorCode.Internal, 'the gateway failed while completing this request'),
+      });
+    }
+  }
+
+  /**
+   * Delivers a call's final response, unless the client no longer wants it. A response that
+   * cannot be serialised (nothing from a peer can be too deep, but a local answer or an
+   * interceptor's replacement could hold anything) is replaced by an error under the same id.
+   */
+  #sendResponse(ending: Ending, chosen: JsonRpcResponse): void {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') {
-      this.#callEnded();
+      this.#callEnded(call);
       this.#delivered(ending, undefined);
       return;
     }
-    const json = JSON.stringify(response);
-    // Where the result is in the delivered text, when someone reads it: the ledger hashes that
-    // slice instead of serialising the result again, the trace digests it without parsing.
-    const resultAt =
-      'result' in response && (ending.deliverers.length > 0 || this.#taps.wants(response))
-        ? resultTextOffset(json, response)
-        : undefined;
+    let response = chosen;
+    let json: string;
+    let resultAt: number | undefined;
+    try {
+      json = JSON.stringify(response);
+      // Where the result is in the delivered text, when someone reads it: the ledger hashes that
+      // slice instead of serialising the result again, the trace digests it without parsing.
+      resultAt =
+        'result' in response && (ending.deliverers.length > 0 || this.#taps.wants(response))
+          ? resultTextOffset(json, response)
+          : undefined;
+    } catch (error) {
+      this.#metrics.inc('request_failures_total', { stage: 'serialise' });
+      this.#logger.error(
+        { method: call.request.method, err: errorText(error) },
+        'a response could not be serialised; the client gets an error in its place',
+      );
+      response = {
+        jsonrpc: '2.0',
+        id: call.request.id,
+        error: gatewayError(
+          SbErrorCode.Internal,
+          'the gateway could not serialise the response to this request',
+        ),
+      };
+      json = JSON.stringify(response);
+      resultAt = undefined;
+    }
     this.#deliver(
       call.session,
       response,
@@ -1160,7 +1318,7 @@ export class Router {
       },
       json,
     );
-    this.#callEnded();
+    this.#callEnded(call);
     // A slice of the delivered text, not a copy.
     if (ending.deliverers.length > 0)
       this.#delivered(ending, resultAt === undefined ? undefined : json.slice(resultAt, -1));
@@ -1351,7 +1509,12 @@ export class Router {
   handleUpstreamText(linkId: LinkId, text: string, meta: InboundMeta): void {
     const link = this.#links.get(linkId);
     if (!link) return;
-    const payload = readInbound(text, { allowBatch: true });
+    const payload = readInbound(
+      text,
+      this.#maxJsonDepth === undefined
+        ? { allowBatch: true }
+        : { allowBatch: true, maxDepth: this.#maxJsonDepth },
+    );
     if (payload.error) {
       this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
       this.#logger.warn(
@@ -1361,54 +1524,68 @@ export class Router {
       return;
     }
     for (const item of payload.items) {
-      if (item.kind === 'message') {
-        this.handleUpstreamMessage(
-          linkId,
-          item.message,
-          meta,
-          payload.batch ? undefined : (item.raw ?? text),
+      try {
+        this.#upstreamItem(link, item, meta, payload.batch ? undefined : text);
+      } catch (error) {
+        this.#metrics.inc('message_failures_total', { direction: 'server->client', upstream: link.name });
+        this.#logger.error(
+          { upstream: link.name, err: errorText(error) },
+          'the gateway failed while handling an upstream message',
         );
-        continue;
       }
-      this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
-      if (item.kind === 'drop') {
-        this.#logger.warn(
-          { upstream: link.name, error: item.error.message },
-          'invalid JSON-RPC message from upstream; dropped',
+    }
+  }
+
+  /** One item of what an upstream sent (see `handleUpstreamText`). */
+  #upstreamItem(link: LinkRecord, item: InboundItem, meta: InboundMeta, text: string | undefined): void {
+    const linkId = link.id;
+    if (item.kind === 'message') {
+      this.handleUpstreamMessage(
+        linkId,
+        item.message,
+        meta,
+        text === undefined ? undefined : (item.raw ?? text),
+      );
+      return;
+    }
+    this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
+    if (item.kind === 'drop') {
+      this.#logger.warn(
+        { upstream: link.name, error: item.error.message },
+        'invalid JSON-RPC message from upstream; dropped',
+      );
+    } else if (item.kind === 'reply') {
+      // A broken request of the server's: answer it, like any client would. Its id is in the
+      // server's own id space, so it must never be matched against the gateway's requests.
+      this.#logger.warn(
+        { upstream: link.name, error: item.response.error.message },
+        'invalid request from upstream; answered with an error',
+      );
+      this.#sendToLink(link, item.response, {
+        id: newEnvelopeId(),
+        session: undefined,
+        sessionKey: INTERNAL_SESSION,
+        correlation: [],
+        context: GATEWAY_PARTICIPANT,
+        receivedAt: wallNow(),
+      });
+    } else {
+      // A broken response: the client request it answers fails instead of waiting for a timeout.
+      this.#logger.warn(
+        { upstream: link.name, error: item.response.error.message },
+        'invalid response from upstream',
+      );
+      const id = item.response.id;
+      const entry = id === null ? undefined : this.#table.takeServerResponse(linkId, id);
+      if (entry) {
+        this.#failClientRequest(
+          entry,
+          gatewayError(
+            SbErrorCode.UpstreamProtocol,
+            `upstream ${link.name} sent an ${item.response.error.message.replace(/^invalid response from the peer: /, 'invalid response: ')}`,
+            { upstream: link.name },
+          ),
         );
-      } else if (item.kind === 'reply') {
-        // A broken request of the server's: answer it, like any client would. Its id is in the
-        // server's own id space, so it must never be matched against the gateway's requests.
-        this.#logger.warn(
-          { upstream: link.name, error: item.response.error.message },
-          'invalid request from upstream; answered with an error',
-        );
-        this.#sendToLink(link, item.response, {
-          id: newEnvelopeId(),
-          session: undefined,
-          sessionKey: INTERNAL_SESSION,
-          correlation: [],
-          context: GATEWAY_PARTICIPANT,
-          receivedAt: wallNow(),
-        });
-      } else {
-        // A broken response: the client request it answers fails instead of waiting for a timeout.
-        this.#logger.warn(
-          { upstream: link.name, error: item.response.error.message },
-          'invalid response from upstream',
-        );
-        const id = item.response.id;
-        const entry = id === null ? undefined : this.#table.takeServerResponse(linkId, id);
-        if (entry) {
-          this.#failClientRequest(
-            entry,
-            gatewayError(
-              SbErrorCode.UpstreamProtocol,
-              `upstream ${link.name} sent an ${item.response.error.message.replace(/^invalid response from the peer: /, 'invalid response: ')}`,
-              { upstream: link.name },
-            ),
-          );
-        }
       }
     }
   }
@@ -1473,7 +1650,7 @@ export class Router {
     const call = entry.tag.call;
     if (!call) return;
     const payload = 'error' in response ? { error: response.error } : { result: response.result };
-    this.#finish(call, payload, [traceId], true, link.name);
+    this.#step(call, 'answer', () => this.#finish(call, payload, [traceId], true, link.name));
   }
 
   #upstreamNotification(
@@ -1852,7 +2029,7 @@ export class Router {
         },
         { once: true },
       );
-      this.#sendToLink(
+      const sent = this.#sendToLink(
         link,
         message,
         {
@@ -1865,6 +2042,13 @@ export class Router {
         },
         options.bypassQueue === true,
       );
+      if (!sent) {
+        this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
+        reject(
+          gatewayError(SbErrorCode.Internal, `the gateway could not send ${method} to upstream ${link.name}`),
+        );
+        return;
+      }
       this.#scheduleExpiry();
     });
   }
@@ -1997,7 +2181,8 @@ export class Router {
       entry.tag.internal.reject(error);
       return;
     }
-    if (entry.tag.call) this.#finish(entry.tag.call, { error }, [], !entry.cancelled);
+    const call = entry.tag.call;
+    if (call) this.#step(call, 'fail', () => this.#finish(call, { error }, [], !entry.cancelled));
   }
 
   #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {
@@ -2099,8 +2284,20 @@ export class Router {
       resultAt?: number;
       resultIsError?: boolean;
     },
-    json: string = JSON.stringify(message),
+    given?: string,
   ): void {
+    let json: string;
+    try {
+      json = given ?? JSON.stringify(message);
+    } catch (error) {
+      // Only a value the gateway built from something deeper than it accepts could get here.
+      this.#metrics.inc('delivery_errors_total');
+      this.#logger.error(
+        { session: session.key, err: errorText(error) },
+        'a message for a client could not be serialised; dropped',
+      );
+      return;
+    }
     try {
       session.port.send(json, message, delivery);
     } catch (error) {
@@ -2142,8 +2339,18 @@ export class Router {
       receivedAt: number;
     },
     bypassQueue = false,
-  ): void {
-    const json = JSON.stringify(message);
+  ): boolean {
+    let json: string;
+    try {
+      json = JSON.stringify(message);
+    } catch (error) {
+      this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
+      this.#logger.error(
+        { upstream: link.name, err: errorText(error) },
+        'a message for an upstream could not be serialised; not sent',
+      );
+      return false;
+    }
     let wire = json;
     let sent = message;
     if (link.state === 'starting' && !bypassQueue) {
@@ -2164,12 +2371,22 @@ export class Router {
               ),
             );
         }
-        return;
+        return true;
       }
       link.queue.push({ json, message });
     } else {
       // The trace keeps what went on the wire: a transport for a legacy peer rewrites some messages.
-      const written = link.transport.send(json, message);
+      let written: ReturnType<UpstreamTransport['send']>;
+      try {
+        written = link.transport.send(json, message);
+      } catch (error) {
+        this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
+        this.#logger.error(
+          { upstream: link.name, err: errorText(error) },
+          'an upstream transport failed to send; not sent',
+        );
+        return false;
+      }
       if (written) {
         wire = written.json;
         sent = written.message;
@@ -2191,6 +2408,29 @@ export class Router {
       sentAt: wallNow(),
       upstream: link.name,
     });
+    return true;
+  }
+
+  /** A queued message the transport refused when the link became ready: its request fails. */
+  #sendFailed(link: LinkRecord, message: JsonRpcMessage, error: unknown): void {
+    this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
+    this.#logger.error(
+      { upstream: link.name, err: errorText(error) },
+      'an upstream transport failed to send a queued message; not sent',
+    );
+    if (!isRequest(message)) return;
+    const entry = this.#table.takeServerResponse(link.id, message.id);
+    if (entry)
+      this.#failClientRequest(
+        entry,
+        gatewayError(
+          SbErrorCode.Internal,
+          `the gateway could not send this request to upstream ${link.name}`,
+          {
+            upstream: link.name,
+          },
+        ),
+      );
   }
 
   #hop(params: {

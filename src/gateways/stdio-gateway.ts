@@ -61,6 +61,8 @@ export interface StdioGatewayOptions {
    * reading what feeds them. Default `DEFAULT_MAX_BUFFERED_BYTES` (4 MiB).
    */
   readonly maxBufferedBytes?: number;
+  /** Deepest nesting accepted in a message from either side; default `DEFAULT_MAX_JSON_DEPTH`. */
+  readonly maxJsonDepth?: number;
   readonly timeouts?: Partial<CorrelationTimeouts>;
   readonly shutdownGraceMs?: number;
   /**
@@ -114,6 +116,7 @@ export class StdioGateway {
       metrics: options.metrics,
       taps,
       ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+      ...(options.maxJsonDepth === undefined ? {} : { maxJsonDepth: options.maxJsonDepth }),
     });
     if (options.ledger) {
       // Policy allows everything here (the wrapper has no configuration); the interceptor still
@@ -146,6 +149,8 @@ export class StdioGateway {
       input: options.input,
       output: options.output,
       maxMessageBytes,
+      ...(options.maxJsonDepth === undefined ? {} : { maxJsonDepth: options.maxJsonDepth }),
+      inFlight: (id) => this.#router.hasCall(this.#sessionKey, id),
       logger: options.logger,
       metrics: options.metrics,
       revision: () => this.#router.sessionProtocol(this.#sessionKey) ?? '',

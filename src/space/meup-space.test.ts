@@ -412,6 +412,25 @@ describe('routing', () => {
     expect(errorsOf(bob).map((e) => e.code)).toEqual(['already_joined']);
   });
 
+  it('refuses a frame nested past the depth limit, correlated to its id, and goes on (issue 18)', () => {
+    const { join, sendText, send } = makeSpace({ config: { maxFrameBytes: 64 * 1024 } });
+    const bob = join('bob');
+    const deep = `${'['.repeat(4500)}${']'.repeat(4500)}`;
+    sendText(bob, `{"id":"deep-1","kind":"chat","payload":{"text":${deep}}}`);
+    expect(errorsOf(bob)).toMatchObject([
+      {
+        code: 'frame_too_deep',
+        correlation: ['deep-1'],
+        payload: {
+          message:
+            'the frame nests 4502 levels of objects and arrays; the gateway accepts at most 128 (maxJsonDepth)',
+        },
+      },
+    ]);
+    send(bob, { kind: 'chat', payload: { text: 'still here' } });
+    expect(errorsOf(bob)).toHaveLength(1);
+  });
+
   it('refuses binary frames, MEW stream frames and oversized frames (with the id when readable)', () => {
     const { space, join, sendText } = makeSpace({ config: { maxFrameBytes: 200 } });
     const bob = join('bob');

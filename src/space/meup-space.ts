@@ -28,6 +28,8 @@ import { isSystemKind } from '../meup/kinds.js';
 import type { MeupEnvelope } from '../meup/types.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
+import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
+import { parseJson } from '../protocol/jsonrpc/parse.js';
 import type { TraceRecord } from '../trace/types.js';
 import type { ApprovalBridge } from './approval-bridge.js';
 import { acksOwnGrants, handleGrant, handleGrantAck, handleRevoke } from './capability-kinds.js';
@@ -62,6 +64,8 @@ export interface MeupSpaceOptions {
   readonly localIsTrusted: boolean;
   readonly mcp?: McpExecutor;
   readonly trace?: SpaceTraceSink;
+  /** Deepest nesting accepted in a frame (`server.maxJsonDepth`); default `DEFAULT_MAX_JSON_DEPTH`. */
+  readonly maxJsonDepth?: number;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
@@ -170,18 +174,30 @@ export class MeupSpace implements SpaceCore {
       this.#refuse(connection, frame.envelopeId, frame.code, frame.message);
       return;
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(frame.text) as unknown;
-    } catch (err) {
-      this.#refuse(
-        connection,
-        undefined,
-        'invalid_json',
-        `not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
-      );
+    // Bounded in depth where the text becomes a value: the envelope is walked (codec, capability
+    // patterns, history, trace) and serialised again, which a deeper one would overflow.
+    const json = parseJson(
+      frame.text,
+      this.#o.maxJsonDepth === undefined ? {} : { maxDepth: this.#o.maxJsonDepth },
+    );
+    if (!json.ok) {
+      if (json.error.code === JsonRpcCode.ParseError)
+        this.#refuse(
+          connection,
+          undefined,
+          'invalid_json',
+          `not valid JSON: ${json.error.message.replace(/^Parse error: /, '')}`,
+        );
+      else
+        this.#refuse(
+          connection,
+          typeof json.id === 'string' ? json.id : undefined,
+          SpaceErrorCode.FrameTooDeep,
+          json.error.message.replace(/^Invalid Request: the message/, 'the frame'),
+        );
       return;
     }
+    const value = json.value;
     if (readJoinFrame(value).kind !== 'other') {
       this.#refuse(
         connection,

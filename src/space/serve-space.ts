@@ -57,6 +57,7 @@ export class ServeSpace {
       approverRoles: config.policy.approvals.approverRoles,
       localIsTrusted: config.auth === undefined,
       mcp: this.#bridge,
+      maxJsonDepth: config.server.maxJsonDepth,
       ...(options.trace ? { trace: options.trace } : {}),
       logger: log,
       metrics,

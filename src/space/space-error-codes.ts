@@ -10,6 +10,8 @@ export const SpaceErrorCode = {
   InvalidFrame: 'invalid_frame',
   /** A frame larger than `space.maxFrameBytes`. */
   FrameTooLarge: 'frame_too_large',
+  /** A frame nesting objects and arrays deeper than `server.maxJsonDepth` (never walked). */
+  FrameTooDeep: 'frame_too_deep',
   /** `from` is not the participant the connection authenticated as (never overwritten). */
   FromMismatch: 'from_mismatch',
   /** A participant sent a `system/*` kind; they belong to the gateway whatever the capabilities. */

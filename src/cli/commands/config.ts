@@ -250,6 +250,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
       port: server.port,
       maxBodyBytes: size(server.maxBodyBytes),
       maxStreamBufferBytes: size(server.maxStreamBufferBytes),
+      maxJsonDepth: server.maxJsonDepth,
       allowedHosts: server.allowedHosts.map(e),
       allowedOrigins: server.allowedOrigins.map(e),
       responseMode: server.responseMode,

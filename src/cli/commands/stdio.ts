@@ -3,13 +3,18 @@
  * Configure a client to run `switchboard stdio -- npx some-server` instead of `npx some-server`.
  */
 import { basename } from 'node:path';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
 import { AUDIT_DEFAULTS } from '../../config/sections/audit.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  MAX_JSON_DEPTH_LIMIT,
+  MIN_JSON_DEPTH_LIMIT,
+} from '../../protocol/jsonrpc/parse.js';
 import { TRACE_PAYLOAD_MODES, type TracePayloadMode } from '../../trace/payload-mode.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../../transports/stream-bound.js';
 import { dataDirOf } from '../global-options.js';
@@ -33,6 +38,7 @@ interface StdioOptions {
   cwd?: string;
   maxMessageBytes: number;
   maxBufferBytes: number;
+  maxJsonDepth: number;
   requestTimeout: number;
   drainTimeout: number;
   trace: boolean;
@@ -84,6 +90,16 @@ export function defaultUpstreamName(command: string, args: readonly string[]): s
   return safe.length > 0 ? safe.slice(0, 64) : 'upstream';
 }
 
+/** `--max-json-depth`: an integer within the range every walker of the gateway survives. */
+function parseJsonDepth(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < MIN_JSON_DEPTH_LIMIT || n > MAX_JSON_DEPTH_LIMIT)
+    throw new InvalidArgumentError(
+      `expected an integer from ${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT}, got "${value}"`,
+    );
+  return n;
+}
+
 export function registerStdioCommand(program: Command): void {
   program
     .command('stdio')
@@ -112,6 +128,12 @@ export function registerStdioCommand(program: Command): void {
       "unsent bytes the client's stdout (or the server's stdin) may hold before the gateway stops reading what feeds it",
       parsePositiveInt,
       DEFAULT_MAX_BUFFERED_BYTES,
+    )
+    .option(
+      '--max-json-depth <n>',
+      `deepest nesting of objects and arrays accepted in a message (${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT})`,
+      parseJsonDepth,
+      DEFAULT_MAX_JSON_DEPTH,
     )
     .option(
       '--request-timeout <ms>',
@@ -187,6 +209,7 @@ export function registerStdioCommand(program: Command): void {
         ...(options.cwd ? { cwd: options.cwd } : {}),
         maxMessageBytes: options.maxMessageBytes,
         maxBufferedBytes: options.maxBufferBytes,
+        maxJsonDepth: options.maxJsonDepth,
         timeouts: { requestTimeoutMs: options.requestTimeout },
         drainTimeoutMs: options.drainTimeout,
         input: process.stdin,

@@ -117,6 +117,7 @@ export class ServeGateway {
         resetOnProgress: config.timeouts.resetOnProgress,
         maxTotalTimeoutMs: config.timeouts.maxTotalMs,
       },
+      maxJsonDepth: config.server.maxJsonDepth,
     });
     this.upstreams = new UpstreamManager({
       upstreams: config.upstreams,
@@ -268,6 +269,7 @@ export class ServeGateway {
           url: config.url,
           headers: config.headers,
           maxMessageBytes: config.maxMessageBytes,
+          maxJsonDepth: this.#o.config.server.maxJsonDepth,
           dispatcher: pool,
           era: config.era,
           eraCache: this.#eras,

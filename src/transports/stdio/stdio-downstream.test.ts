@@ -1,11 +1,20 @@
 import { PassThrough } from 'node:stream';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
-import type { JsonRpcMessage, JsonRpcResponse, RequestId } from '../../protocol/jsonrpc/types.js';
+import {
+  idKey,
+  type JsonRpcMessage,
+  type JsonRpcResponse,
+  type RequestId,
+} from '../../protocol/jsonrpc/types.js';
+import { batchText, expectOneAnswerPerRequest, hostileBatch } from '../../test-support/hostile-batches.js';
 import { StdioDownstream } from './stdio-downstream.js';
 
-function harness(options: { revision?: string; maxMessageBytes?: number } = {}) {
+function harness(
+  options: { revision?: string; maxMessageBytes?: number; inFlight?: (id: RequestId) => boolean } = {},
+) {
   const input = new PassThrough();
   const output = new PassThrough();
   const written: string[] = [];
@@ -28,6 +37,7 @@ function harness(options: { revision?: string; maxMessageBytes?: number } = {}) 
     logger,
     metrics,
     revision: () => revision,
+    ...(options.inFlight ? { inFlight: options.inFlight } : {}),
     onmessage: (message, raw) => received.push({ message, raw }),
     onend: () => {
       ended++;
@@ -263,6 +273,93 @@ describe('StdioDownstream', () => {
     await h.write('[{"jsonrpc":"2.0","method":"notifications/initialized"}]');
     expect(h.received).toHaveLength(1);
     expect(h.written).toEqual([]);
+  });
+
+  it('answers every request of a batch that repeats an id: each repeat refused, none handed on (issue 18)', async () => {
+    const h = harness({ revision: '2025-03-26' });
+    const call = (message: string) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { message } },
+    });
+    await h.write(JSON.stringify([call('a'), call('b'), { jsonrpc: '2.0', id: 2, method: 'ping' }]));
+    expect(h.received.map((r) => r.message)).toEqual([{ jsonrpc: '2.0', id: 2, method: 'ping' }]);
+    expect(h.written).toEqual([]);
+    h.answer(2, {});
+    await h.flush();
+    expect(h.parsed()).toEqual([
+      [
+        expect.objectContaining({ id: 1, error: expect.objectContaining({ code: -32600 }) }),
+        expect.objectContaining({ id: 1, error: expect.objectContaining({ code: -32600 }) }),
+        { jsonrpc: '2.0', id: 2, result: {} },
+      ],
+    ]);
+    expect(h.metrics.get('duplicate_request_ids_total', { transport: 'stdio' })).toBe(2);
+  });
+
+  it('refuses a request whose id is in flight without taking the slot of the one in flight', async () => {
+    const busy = new Set<string>();
+    const h = harness({ revision: '2025-03-26', inFlight: (id) => busy.has(idKey(id)) });
+    await h.write('[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"ping"}]');
+    // 5 waits in the batch: a second request under 5 is refused at once, on its own line.
+    await h.write('{"jsonrpc":"2.0","id":5,"method":"tools/list"}');
+    expect(h.parsed()).toEqual([
+      expect.objectContaining({ id: 5, error: expect.objectContaining({ code: -32600 }) }),
+    ]);
+    // An id the router still holds (the session's earlier call) is refused the same way.
+    busy.add(idKey(7));
+    await h.write('[{"jsonrpc":"2.0","id":7,"method":"ping"}]');
+    expect(h.parsed()[1]).toEqual([
+      expect.objectContaining({ id: 7, error: expect.objectContaining({ code: -32600 }) }),
+    ]);
+    h.answer(5, { five: true });
+    h.answer(6, { six: true });
+    await h.flush();
+    expect(h.parsed()[2]).toEqual([
+      { jsonrpc: '2.0', id: 5, result: { five: true } },
+      { jsonrpc: '2.0', id: 6, result: { six: true } },
+    ]);
+    expect(h.received.map((r) => (r.message as { id?: unknown }).id)).toEqual([5, 6]);
+  });
+
+  it('with the router answering what it is handed, every request of any batch gets exactly one answer', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostileBatch({ deepLevels: 200 }), async (elements) => {
+        const h = harness({ revision: '2025-03-26' });
+        await h.write(batchText(elements));
+        for (const { message } of h.received)
+          if ('method' in message && 'id' in message) h.answer(message.id, { ok: true });
+        await h.flush();
+        const written = h.parsed();
+        expect(written.length).toBeLessThanOrEqual(1);
+        expectOneAnswerPerRequest(elements, written[0] as { id?: unknown }[] | undefined);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses a message nested past the depth limit with its id, and an id it cannot echo with id null', async () => {
+    const h = harness();
+    const deep = `${'['.repeat(4500)}${']'.repeat(4500)}`;
+    await h.write(
+      `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"x","arguments":${deep}}}`,
+      '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}',
+    );
+    expect(h.received).toEqual([]);
+    expect(h.parsed()).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'deep',
+        error: {
+          code: -32600,
+          message:
+            'Invalid Request: the message nests 4502 levels of objects and arrays; the gateway accepts at most 128 (maxJsonDepth)',
+        },
+      },
+      { jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: -32600 }) },
+    ]);
+    expect((h.parsed()[1] as { error: { message: string } }).error.message).toContain('id 9007199254740993');
   });
 
   it('answers an oversized request with -32006 for its id; the next message goes through', async () => {

@@ -4,7 +4,8 @@
  * messages to `onmessage`, and writes what the router sends. A request carrying `_meta` members of
  * the gateway's namespace is refused, a notification or response loses them (`client-meta.ts`). A
  * batch (2025-03-26 only) is answered with one batch of responses once all of its requests are
- * answered.
+ * answered: one answer per request, the refusals of ids already in flight or repeated in it
+ * included (`batch-plan.ts`). A message nested deeper than `maxJsonDepth` is refused with its id.
  *
  * Backpressure, not loss: stdout is bounded (`maxBufferedBytes`, `stream-bound.ts`). A client that
  * stops reading its pipe cannot be cut and resumed as an HTTP client can (a pipe has no
@@ -16,11 +17,17 @@
  * counted (`stdio_output_paused_total`); the first is logged as a warning, later ones at debug.
  */
 import type { Readable, Writable } from 'node:stream';
+import { planPayload } from '../../core/batch-plan.js';
 import { type InboundItem, readInbound } from '../../core/inbound.js';
 import type { Delivery, DownstreamPort } from '../../core/ports.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
-import { idKey, type JsonRpcMessage, type JsonRpcResponse } from '../../protocol/jsonrpc/types.js';
+import {
+  idKey,
+  type JsonRpcMessage,
+  type JsonRpcResponse,
+  type RequestId,
+} from '../../protocol/jsonrpc/types.js';
 import { allowsBatch } from '../../protocol/mcp/revisions.js';
 import { screenClientPayload } from '../client-meta.js';
 import { FlowGate } from '../flow-gate.js';
@@ -32,6 +39,10 @@ export interface StdioDownstreamOptions {
   readonly input: Readable;
   readonly output: Writable;
   readonly maxMessageBytes: number;
+  /** Deepest nesting accepted in one message; default `DEFAULT_MAX_JSON_DEPTH`. */
+  readonly maxJsonDepth?: number;
+  /** Whether a request of the client's with this id is still in flight (the router knows). */
+  readonly inFlight?: (id: RequestId) => boolean;
   readonly logger: Logger;
   readonly metrics: Metrics;
   /** The session's negotiated revision, which decides whether batches are allowed. */
@@ -138,7 +149,11 @@ export class StdioDownstream implements DownstreamPort {
     const revision = this.#o.revision();
     // A client's members of the gateway's `_meta` namespace: its request refused, else removed.
     const payload = screenClientPayload(
-      readInbound(text, { allowBatch: allowsBatch(revision), revision }),
+      readInbound(text, {
+        allowBatch: allowsBatch(revision),
+        revision,
+        ...(this.#o.maxJsonDepth === undefined ? {} : { maxDepth: this.#o.maxJsonDepth }),
+      }),
       this.#o.metrics,
       'stdio',
     );
@@ -147,49 +162,42 @@ export class StdioDownstream implements DownstreamPort {
       this.#o.logger.warn({ error: payload.error.message }, 'unusable input from the client; dropped');
       return;
     }
-    if (payload.batch) this.#openBatch(payload.items);
-    for (const item of payload.items) this.#item(item);
-  }
-
-  #openBatch(items: readonly InboundItem[]): void {
-    const group: BatchGroup = { waiting: new Set(), responses: [] };
-    for (const item of items) {
-      if (item.kind === 'message' && 'method' in item.message && 'id' in item.message) {
-        const key = idKey(item.message.id);
-        group.waiting.add(key);
-        this.#batches.set(key, group);
-      } else if (item.kind === 'reply') {
-        const key = idKey(item.response.id ?? '');
+    for (const item of payload.items)
+      if (item.kind !== 'message')
+        this.#o.metrics.inc('malformed_messages_total', { side: 'client', transport: 'stdio' });
+    // Ids in flight are the router's, and those of batch answers not written yet.
+    const inFlight = this.#o.inFlight;
+    const plan = planPayload(
+      payload.items,
+      payload.batch,
+      (id) => this.#batches.has(idKey(id)) || (inFlight?.(id) ?? false),
+    );
+    if (plan.duplicates > 0)
+      this.#o.metrics.inc('duplicate_request_ids_total', { transport: 'stdio' }, plan.duplicates);
+    for (const item of plan.dropped)
+      this.#o.logger.warn(
+        { error: item.error.message },
+        'invalid message from the client without a readable id; dropped',
+      );
+    if (!payload.batch) {
+      for (const answer of plan.answers) this.#write(JSON.stringify(answer));
+    } else if (plan.awaited.length === 0) {
+      if (plan.answers.length > 0) this.#write(JSON.stringify(plan.answers));
+    } else {
+      // Registered before anything goes to the router, whose answers may come at once.
+      const group: BatchGroup = { waiting: new Set(), responses: [...plan.answers] };
+      for (const id of plan.awaited) {
+        const key = idKey(id);
         group.waiting.add(key);
         this.#batches.set(key, group);
       }
     }
+    for (const item of plan.dispatch) this.#dispatch(item);
   }
 
-  #item(item: InboundItem): void {
-    switch (item.kind) {
-      case 'message':
-        this.#o.onmessage(item.message, item.raw);
-        return;
-      case 'reply':
-        this.#o.metrics.inc('malformed_messages_total', { side: 'client', transport: 'stdio' });
-        this.send(JSON.stringify(item.response), item.response, {
-          kind: 'response',
-          request: item.response.id ?? '',
-        });
-        return;
-      case 'forward-error':
-        this.#o.metrics.inc('malformed_messages_total', { side: 'client', transport: 'stdio' });
-        this.#o.onmessage(item.response);
-        return;
-      case 'drop':
-        this.#o.metrics.inc('malformed_messages_total', { side: 'client', transport: 'stdio' });
-        this.#o.logger.warn(
-          { error: item.error.message },
-          'invalid message from the client without a readable id; dropped',
-        );
-        return;
-    }
+  #dispatch(item: InboundItem): void {
+    if (item.kind === 'message') this.#o.onmessage(item.message, item.raw);
+    else if (item.kind === 'forward-error') this.#o.onmessage(item.response);
   }
 
   #oversized(head: string, bytes: number): void {

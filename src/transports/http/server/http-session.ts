@@ -403,24 +403,27 @@ export class HttpSession implements DownstreamPort {
     else this.#emit(exchange.streamId, exchange.res, JSON.stringify(response));
   }
 
+  /**
+   * Completes a POST whose every request is already answered: the transport answered them all
+   * itself (a batch of refused requests), so no response from the router will come to do it.
+   */
+  settle(exchange: PostExchange): void {
+    if (exchange.done || exchange.pending.size > 0) return;
+    if (exchange.mode !== 'sse') {
+      this.#writeJson(exchange, JSON.stringify(exchange.batch ? exchange.responses : exchange.responses[0]));
+      return;
+    }
+    exchange.done = true;
+    if (exchange.res && !exchange.res.writableEnded) exchange.res.end();
+    this.#exchangeDone(exchange);
+  }
+
   #respond(exchange: PostExchange, json: string, message: JsonRpcResponse): void {
     if (exchange.mode !== 'sse') {
       // JSON, or held: the answer is complete once every response is in, and goes in one write.
       exchange.responses.push(message);
       if (exchange.pending.size > 0) return;
-      exchange.done = true;
-      const headers = exchange.headers;
-      if (exchange.mode === 'hold') this.#unhold(exchange);
-      exchange.mode = 'json';
-      const res = exchange.res;
-      if (!res) {
-        this.#o.metrics.inc('http_deliveries_dropped_total', { reason: 'json-client-gone' });
-      } else {
-        const body = exchange.batch ? JSON.stringify(exchange.responses) : json;
-        res.writeHead(200, { 'content-type': 'application/json', ...(headers ?? this.#sessionHeader()) });
-        res.end(body);
-      }
-      this.#exchangeDone(exchange);
+      this.#writeJson(exchange, exchange.batch ? JSON.stringify(exchange.responses) : json);
       return;
     }
     const last = exchange.pending.size === 0;
@@ -431,6 +434,22 @@ export class HttpSession implements DownstreamPort {
     // A connection still catching up ends once it has written what it missed (`#pump`).
     const res = exchange.res;
     if (res && !res.writableEnded && !this.#catchingUp.has(res)) res.end();
+    this.#exchangeDone(exchange);
+  }
+
+  /** Writes a JSON (or held) POST's whole answer, `body`, and ends the exchange. */
+  #writeJson(exchange: PostExchange, body: string): void {
+    exchange.done = true;
+    const headers = exchange.headers;
+    if (exchange.mode === 'hold') this.#unhold(exchange);
+    exchange.mode = 'json';
+    const res = exchange.res;
+    if (!res) {
+      this.#o.metrics.inc('http_deliveries_dropped_total', { reason: 'json-client-gone' });
+    } else {
+      res.writeHead(200, { 'content-type': 'application/json', ...(headers ?? this.#sessionHeader()) });
+      res.end(body);
+    }
     this.#exchangeDone(exchange);
   }
 

@@ -13,6 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runInRequestScope } from '../../../audit/request-scope.js';
 import type { ResumabilityConfig, ServerConfig, SessionsConfig } from '../../../config/types.js';
+import { planPayload } from '../../../core/batch-plan.js';
 import { type InboundItem, readInbound } from '../../../core/inbound.js';
 import type { Router } from '../../../core/router.js';
 import { newSessionKey } from '../../../core/session-key.js';
@@ -21,7 +22,7 @@ import { LogThrottle } from '../../../observe/log-throttle.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
-import type { JsonRpcMessage, RequestId } from '../../../protocol/jsonrpc/types.js';
+import type { JsonRpcMessage } from '../../../protocol/jsonrpc/types.js';
 import { envelopeClaim, SUPPORTED_NEWEST_FIRST } from '../../../protocol/mcp/modern-meta.js';
 import {
   allowsBatch,
@@ -184,7 +185,11 @@ export class LegacyEndpoint {
         : HTTP_DEFAULT_REVISION;
     // A client's members of the gateway's `_meta` namespace: its request refused, else removed.
     const payload = screenClientPayload(
-      readInbound(body.text, { allowBatch: allowsBatch(revision), revision }),
+      readInbound(body.text, {
+        allowBatch: allowsBatch(revision),
+        revision,
+        maxDepth: o.server.maxJsonDepth,
+      }),
       o.metrics,
       'http',
     );
@@ -204,6 +209,26 @@ export class LegacyEndpoint {
     }
     if (valid.length === 0) {
       o.metrics.inc('http_rejected_total', { reason: 'invalid-request' });
+      const plan = planPayload(payload.items, payload.batch, () => false);
+      if (payload.batch && plan.answers.length > 0) {
+        // A batch of invalid requests: each gets its own error, in one array (JSON-RPC 2.0),
+        // and a broken response among them still reaches the server waiting for it.
+        if (session) {
+          const transport: HttpTransportContext = {
+            kind: 'http',
+            method: 'POST',
+            path,
+            headers: safeHeaders(req.headers),
+          };
+          for (const item of plan.dispatch) this.#dispatchItem(session.key, principal, item, transport);
+        }
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          ...(session ? this.#sessionHeaders(session, sessionId) : {}),
+        });
+        res.end(JSON.stringify(plan.answers));
+        return;
+      }
       const first = payload.items[0];
       if (first?.kind === 'forward-error') {
         // A broken response: the server waiting for it gets an error in its place, and the client
@@ -305,37 +330,24 @@ export class LegacyEndpoint {
       path,
       headers: safeHeaders(req.headers),
     };
-    const requests = valid.filter((i) => 'method' in i.message && 'id' in i.message);
-    const answerNow = payload.items.filter((i) => i.kind === 'reply');
-    const forward = payload.items.filter((i) => i.kind === 'forward-error');
-
-    if (requests.length === 0 && answerNow.length === 0) {
-      for (const item of valid) this.#dispatch(session.key, principal, item.message, transport, item.raw);
-      for (const item of forward)
-        if (item.kind === 'forward-error') this.#dispatch(session.key, principal, item.response, transport);
+    // Each request gets exactly one answer: ids already in flight, or repeated in the batch, are
+    // refused here, with the other answers the endpoint gives itself (`batch-plan.ts`).
+    const plan = planPayload(payload.items, payload.batch, (id) => session.hasPending(id));
+    if (plan.duplicates > 0)
+      o.metrics.inc('duplicate_request_ids_total', { transport: 'http' }, plan.duplicates);
+    if (!payload.batch && plan.answers.length > 0) {
+      const refusal = plan.answers[0]!;
+      sendJsonRpcError(res, 400, refusal.error.code, refusal.error.message, refusal.id);
+      return;
+    }
+    if (plan.awaited.length === 0 && plan.answers.length === 0) {
+      for (const item of plan.dispatch) this.#dispatchItem(session.key, principal, item, transport);
       res.writeHead(202, this.#sessionHeaders(session, sessionId)).end();
       if (ephemeral) this.#end(session, 'one-off session done');
       return;
     }
-
-    // Requests already waiting under the same id in this session are refused up front.
-    const duplicates = requests.filter((i) => session.hasPending((i.message as { id: RequestId }).id));
-    const ids: RequestId[] = [
-      ...requests.map((i) => (i.message as { id: RequestId }).id),
-      ...answerNow.map((i) => (i.kind === 'reply' ? (i.response.id ?? '') : '')),
-    ];
-    if (duplicates.length > 0 && !payload.batch) {
-      const id = (duplicates[0]!.message as { id: RequestId }).id;
-      sendJsonRpcError(
-        res,
-        400,
-        JsonRpcCode.InvalidRequest,
-        `Invalid Request: id ${JSON.stringify(id)} is already in use by a request in flight`,
-        id,
-      );
-      return;
-    }
-    let mode = this.#mode(valid.map((i) => i.message));
+    const routed = plan.dispatch.flatMap((i) => (i.kind === 'message' ? [i.message] : []));
+    let mode = plan.awaited.length === 0 ? 'json' : this.#mode(routed);
     if (mode !== 'json' && session.openStreams >= o.sessions.maxStreamsPerSession) {
       // At the stream limit the request is still served, as one JSON answer instead of a stream.
       o.metrics.inc('http_sse_downgraded_total', { reason: 'stream-limit' });
@@ -343,43 +355,15 @@ export class LegacyEndpoint {
     }
     const exchange = session.openExchange(
       res,
-      ids,
+      plan.awaited,
       mode,
       payload.batch,
       this.#sessionHeaders(session, sessionId),
     );
     if (ephemeral) session.onidle = () => this.#end(session, 'one-off session done');
-    for (const item of payload.items) {
-      if (item.kind === 'drop' && payload.batch)
-        session.addToExchange(exchange, { jsonrpc: '2.0', id: null, error: item.error });
-    }
-    for (const item of answerNow) {
-      if (item.kind === 'reply')
-        session.send(JSON.stringify(item.response), item.response, {
-          kind: 'response',
-          request: item.response.id ?? '',
-        });
-    }
-    for (const item of payload.items) {
-      if (item.kind === 'message') {
-        const message = item.message;
-        if ('id' in message && 'method' in message && duplicates.includes(item)) {
-          const error = {
-            jsonrpc: '2.0' as const,
-            id: message.id,
-            error: {
-              code: JsonRpcCode.InvalidRequest,
-              message: `Invalid Request: id ${JSON.stringify(message.id)} is already in use by a request in flight`,
-            },
-          };
-          session.send(JSON.stringify(error), error, { kind: 'response', request: message.id });
-          continue;
-        }
-        this.#dispatch(session.key, principal, message, transport, item.raw);
-      } else if (item.kind === 'forward-error') {
-        this.#dispatch(session.key, principal, item.response, transport);
-      }
-    }
+    for (const answer of plan.answers) session.addToExchange(exchange, answer);
+    for (const item of plan.dispatch) this.#dispatchItem(session.key, principal, item, transport);
+    session.settle(exchange);
     if (exchange.done && ephemeral) this.#end(session, 'one-off session done');
   }
 
@@ -437,6 +421,12 @@ export class LegacyEndpoint {
     runInRequestScope({ requestId, clientId: principal }, () =>
       this.#o.router.handleClientMessage(key, message, transport, raw),
     );
+  }
+
+  /** Hands one item of a payload to the router: a message, or an error in place of a response. */
+  #dispatchItem(key: string, principal: string, item: InboundItem, transport: HttpTransportContext): void {
+    if (item.kind === 'message') this.#dispatch(key, principal, item.message, transport, item.raw);
+    else if (item.kind === 'forward-error') this.#dispatch(key, principal, item.response, transport);
   }
 
   #mode(messages: readonly JsonRpcMessage[]): ResponseMode {

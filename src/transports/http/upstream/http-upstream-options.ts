@@ -18,6 +18,12 @@ export interface HttpUpstreamOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** The largest message accepted from the upstream; larger ones are never buffered whole. */
   readonly maxMessageBytes: number;
+  /**
+   * Deepest nesting accepted in a message the transport reads itself (a 2026-07-28 answer or
+   * notification; what it hands the router as text is bounded there); default
+   * `DEFAULT_MAX_JSON_DEPTH`.
+   */
+  readonly maxJsonDepth?: number;
   readonly logger: Logger;
   readonly metrics: Metrics;
   /**

@@ -17,6 +17,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { TransportContext } from '../../../envelope/message-context.js';
+import { DEFAULT_MAX_JSON_DEPTH, parseJson as parseBoundedJson } from '../../../protocol/jsonrpc/parse.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import { Backoff } from '../../backoff.js';
 import { type SseEvent, SseParser } from '../sse/sse-parser.js';
@@ -238,7 +239,8 @@ export class ListenStream {
   #onEvent(event: SseEvent, id: string, streamId: string, first: boolean): boolean {
     const o = this.#host.options;
     if (event.type !== 'message' || isEmptyData(event.data)) return false;
-    const message = parseJson(event.data);
+    // Within the depth limit, since it is serialised again below: a deeper one is dropped.
+    const message = parseJson(event.data, o.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH);
     if (!isObject(message)) {
       o.metrics.inc('upstream_malformed_total', { upstream: o.name });
       return false;
@@ -305,10 +307,7 @@ export class ListenStream {
   }
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+function parseJson(text: string, maxDepth = Number.POSITIVE_INFINITY): unknown {
+  const json = parseBoundedJson(text, { maxDepth });
+  return json.ok ? json.value : undefined;
 }

@@ -23,7 +23,7 @@ describe('readModernAnswer', () => {
     await server.close();
   });
 
-  async function read(handler: (res: ServerResponse) => void, maxMessageBytes = 1024) {
+  async function read(handler: (res: ServerResponse) => void, maxMessageBytes = 1024, maxJsonDepth?: number) {
     server.handler = (_r, res) => handler(res);
     const response = await pool.request({
       origin: new URL(server.url()).origin,
@@ -33,7 +33,14 @@ describe('readModernAnswer', () => {
     });
     const notes: JsonObject[] = [];
     const answer: ModernAnswer = await readModernAnswer(
-      { upstream: 'up', maxMessageBytes, path: '/mcp', logger: silentLogger, metrics },
+      {
+        upstream: 'up',
+        maxMessageBytes,
+        ...(maxJsonDepth === undefined ? {} : { maxJsonDepth }),
+        path: '/mcp',
+        logger: silentLogger,
+        metrics,
+      },
       response,
       7,
       'post-1',
@@ -130,6 +137,39 @@ describe('readModernAnswer', () => {
     expect(stream.answer).toMatchObject({ kind: 'oversized' });
     expect(stream.notes).toEqual([]);
     expect(metrics.get('oversized_messages_total', { side: 'upstream', upstream: 'up' })).toBe(2);
+  });
+
+  it('fails the request on a response nested past the depth limit, and drops such a notification', async () => {
+    const deep = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+    const body = `{"jsonrpc":"2.0","id":7,"result":{"content":${deep(4500)}}}`;
+    const reason =
+      'upstream up answered with a message too deep: its message nests 4502 levels of objects and arrays; the gateway accepts at most 64 (maxJsonDepth)';
+    const whole = await read(
+      (res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      },
+      64 * 1024,
+      64,
+    );
+    expect(whole.answer).toEqual({ kind: 'failed', reason, status: 200 });
+    const stream = await read(
+      (res) => {
+        startSse(res);
+        res.write(
+          `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"data":${deep(100)}}}\n\n`,
+        );
+        res.write(
+          sseEvent({ data: { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } } }),
+        );
+        res.end(`data: ${body}\n\n`);
+      },
+      64 * 1024,
+      64,
+    );
+    expect(stream.answer).toEqual({ kind: 'failed', reason });
+    expect(stream.notes.map((n) => n.method)).toEqual(['notifications/progress']);
+    expect(metrics.get('upstream_malformed_total', { upstream: 'up' })).toBe(3);
   });
 
   it('reads the JSON-RPC error of an HTTP error, or a few words of it', async () => {

@@ -18,6 +18,8 @@ import {
 } from '../../../envelope/message-context.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
+import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
+import { parseJson } from '../../../protocol/jsonrpc/parse.js';
 import type { JsonObject, JsonRpcErrorObject, RequestId } from '../../../protocol/jsonrpc/types.js';
 import { sniffHead } from '../../sniff-head.js';
 import { type SseEvent, SseParser } from '../sse/sse-parser.js';
@@ -36,6 +38,8 @@ const ERROR_BODY_LIMIT = 64 * 1024;
 export interface AnswerReader {
   readonly upstream: string;
   readonly maxMessageBytes: number;
+  /** Deepest nesting accepted in a message; default `DEFAULT_MAX_JSON_DEPTH`. */
+  readonly maxJsonDepth?: number;
   /** The endpoint's path, for the transport context of JSON answers. */
   readonly path: string;
   readonly logger: Logger;
@@ -75,11 +79,20 @@ function isObject(value: unknown): value is JsonObject {
 }
 
 function parse(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
+  const json = parseJson(text, { maxDepth: Number.POSITIVE_INFINITY });
+  return json.ok ? json.value : undefined;
+}
+
+/**
+ * A message of the upstream's within the depth limit; `deep` when it nests deeper (it is never
+ * walked or serialised then), undefined when it is not JSON.
+ */
+function parseBounded(reader: AnswerReader, text: string): { value: unknown } | { deep: string } | undefined {
+  const json = parseJson(text, reader.maxJsonDepth === undefined ? {} : { maxDepth: reader.maxJsonDepth });
+  if (json.ok) return { value: json.value };
+  if (json.error.code !== JsonRpcCode.InvalidRequest) return undefined;
+  reader.metrics.inc('upstream_malformed_total', { upstream: reader.upstream });
+  return { deep: json.error.message.replace(/^Invalid Request: the message/, 'its message') };
 }
 
 /** Whether `value` is a response to `id` (an error without id counts: it refused this request). */
@@ -121,7 +134,14 @@ export async function readModernAnswer(
       status,
       broken: true,
     };
-  const value = parse(read.text);
+  const bounded = parseBounded(reader, read.text);
+  if (bounded && 'deep' in bounded)
+    return {
+      kind: 'failed',
+      reason: `upstream ${reader.upstream} answered with a message too deep: ${bounded.deep}`,
+      status,
+    };
+  const value = bounded?.value;
   if (isObject(value) && isResponseTo(value, id))
     return { kind: 'response', response: value, text: read.text, transport: http };
   return {
@@ -173,7 +193,24 @@ function readStream(
     const onEvent = (event: SseEvent): void => {
       if (settled || event.type !== 'message' || isEmptyData(event.data)) return;
       const context = sseContext(streamId, event.lastEventId);
-      const value = parse(event.data);
+      const bounded = parseBounded(reader, event.data);
+      if (bounded && 'deep' in bounded) {
+        // Too deep to look into: a response to this request (its id is at the top, readable
+        // without walking) fails it; anything else is dropped.
+        const head = parse(event.data);
+        if (isObject(head) && isResponseTo(head, id))
+          settle({
+            kind: 'failed',
+            reason: `upstream ${reader.upstream} answered with a message too deep: ${bounded.deep}`,
+          });
+        else
+          reader.logger.warn(
+            { upstream: reader.upstream, error: bounded.deep },
+            'a message too deep on an answer stream; dropped',
+          );
+        return;
+      }
+      const value = bounded?.value;
       if (!isObject(value)) {
         reader.metrics.inc('upstream_malformed_total', { upstream: reader.upstream });
         reader.logger.warn({ upstream: reader.upstream }, 'unreadable event on an answer stream; dropped');

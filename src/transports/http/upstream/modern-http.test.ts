@@ -884,6 +884,29 @@ describe('ModernHttpTransport', () => {
       });
     });
 
+    it('drops a notification nested past the depth limit, counted, and delivers the next (issue 18)', async () => {
+      const streams: ServerResponse[] = [];
+      script['subscriptions/listen'] = (m, res, r) => {
+        DEFAULTS['subscriptions/listen']?.(m, res, r);
+        streams.push(res);
+      };
+      const { transport, seen } = await initialized();
+      transport.send(...message({ method: 'notifications/initialized' }));
+      await eventually(() => streams.length === 1);
+      const deep = `${'['.repeat(4500)}${']'.repeat(4500)}`;
+      streams[0]?.write(
+        `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"data":${deep}}}\n\n`,
+      );
+      streams[0]?.write(
+        sseEvent({ data: { jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: {} } }),
+      );
+      await seen.notification('notifications/tools/list_changed');
+      expect(
+        seen.messages.some((m) => !Array.isArray(m.value) && m.value.method === 'notifications/message'),
+      ).toBe(false);
+      expect(metrics.get('upstream_malformed_total', { upstream: 'up' })).toBe(1);
+    });
+
     it('is re-opened with the subscribed URIs, and closes the old stream', async () => {
       const streams: { res: ServerResponse; closed: boolean }[] = [];
       script['subscriptions/listen'] = (m, res, r) => {

@@ -191,6 +191,7 @@ export class ModernHttpTransport implements UpstreamTransport {
     this.#reader = {
       upstream: this.#o.name,
       maxMessageBytes: this.#o.maxMessageBytes,
+      ...(this.#o.maxJsonDepth === undefined ? {} : { maxJsonDepth: this.#o.maxJsonDepth }),
       path: this.#path,
       logger: this.#o.logger,
       metrics: this.#o.metrics,

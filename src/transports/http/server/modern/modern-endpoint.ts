@@ -230,9 +230,10 @@ export class ModernEndpoint {
       return;
     }
     if (body.kind === 'aborted') return;
-    const json = parseJson(body.text);
+    const maxDepth = o.server.maxJsonDepth;
+    const json = parseJson(body.text, { maxDepth });
     if (!json.ok) {
-      send(res, 400, null, json.error.code, json.error.message);
+      send(res, 400, json.id, json.error.code, json.error.message);
       return;
     }
     if (Array.isArray(json.value)) {
@@ -245,7 +246,8 @@ export class ModernEndpoint {
       );
       return;
     }
-    const parsed = parseMessage(json.value);
+    const shape = json.shape.messages[0];
+    const parsed = parseMessage(json.value, shape === undefined ? undefined : { shape, maxDepth });
     if (!parsed.ok) {
       send(res, 400, parsed.id, parsed.error.code, parsed.error.message);
       return;
