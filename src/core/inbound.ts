@@ -6,7 +6,14 @@
  * readable id is only dropped, logged and counted by the caller: there is no one to answer.
  */
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
-import { classifyPayload, type ParseOutcome, readJson } from '../protocol/jsonrpc/parse.js';
+import type { TextShape } from '../protocol/jsonrpc/json-shape.js';
+import {
+  classifyPayload,
+  DEFAULT_MAX_JSON_DEPTH,
+  type ParseOutcome,
+  parseMessage,
+  readJson,
+} from '../protocol/jsonrpc/parse.js';
 import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 
 export type InboundItem =
@@ -20,6 +27,13 @@ export interface InboundPayload {
   readonly items: readonly InboundItem[];
   /** Set when the payload as a whole is unusable (not JSON, refused batch, empty batch). */
   readonly error?: JsonRpcErrorObject;
+  /**
+   * With `error`, for a batch refused as a whole (not allowed in the revision, or mixing requests
+   * and responses): `error` under the id of each request in it whose id is readable, in order.
+   * A transport that has no answer of its own for the whole payload (stdio: no HTTP status) owes
+   * each of those requests one, or its client waits for them forever.
+   */
+  readonly refusals?: readonly JsonRpcErrorResponse[];
 }
 
 export interface InboundOptions {
@@ -38,12 +52,38 @@ export function readInbound(text: string, options: InboundOptions): InboundPaylo
   if (!json.ok) return { batch: false, items: [], error: json.error };
   const value = json.value;
   const payload = classifyPayload(value, options, json.shape);
-  if (payload.kind === 'invalid') return { batch: Array.isArray(value), items: [], error: payload.error };
+  if (payload.kind === 'invalid') {
+    if (!Array.isArray(value)) return { batch: false, items: [], error: payload.error };
+    const refusals = refusalsOf(value, payload.error, options, json.shape);
+    return { batch: true, items: [], error: payload.error, ...(refusals.length > 0 ? { refusals } : {}) };
+  }
   if (payload.kind === 'single') {
     return { batch: false, items: [toItem(payload.outcome, value, text)] };
   }
   const values = value as unknown[];
   return { batch: true, items: payload.items.map((outcome, i) => toItem(outcome, values[i])) };
+}
+
+/** `error` under the id of each request of a refused batch whose id is readable (see `refusals`). */
+function refusalsOf(
+  values: readonly unknown[],
+  error: JsonRpcErrorObject,
+  options: InboundOptions,
+  shape: TextShape | undefined,
+): JsonRpcErrorResponse[] {
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  const refusals: JsonRpcErrorResponse[] = [];
+  values.forEach((value, i) => {
+    if (typeof value !== 'object' || value === null || !('method' in value)) return;
+    const message = shape?.messages[i];
+    const outcome = parseMessage(value, message === undefined ? undefined : { shape: message, maxDepth });
+    if (outcome.ok) {
+      if ('id' in outcome.message) refusals.push({ jsonrpc: '2.0', id: outcome.message.id, error });
+    } else if (outcome.id !== null) refusals.push({ jsonrpc: '2.0', id: outcome.id, error });
+    // An id that cannot be echoed is refused under null with its own reason, as outside a batch.
+    else if (outcome.idText !== undefined) refusals.push({ jsonrpc: '2.0', id: null, error: outcome.error });
+  });
+  return refusals;
 }
 
 function toItem(outcome: ParseOutcome, value: unknown, raw?: string): InboundItem {

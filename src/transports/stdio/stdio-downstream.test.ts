@@ -212,19 +212,43 @@ describe('StdioDownstream', () => {
     expect(malformed(h)).toBe(1);
   });
 
-  it('refuses a batch unless the revision is 2025-03-26: nothing is forwarded, it is counted and logged', async () => {
+  it('refuses a batch unless the revision is 2025-03-26: nothing is forwarded, each request is answered with the refusal', async () => {
     const h = harness({ revision: '2025-06-18' });
-    await h.write('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]');
+    await h.write(
+      '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"two","method":"ping"}]',
+    );
     expect(h.received).toEqual([]);
     expect(malformed(h)).toBe(1);
-    expect(h.logger.entries.find((e) => /unusable input/.test(e.message))?.fields.error).toMatch(
+    expect(h.logger.entries.find((e) => /unusable batch/.test(e.message))?.fields.error).toMatch(
       /batches are not allowed in MCP revision 2025-06-18/,
     );
+    // One answer per request (the notification needs none), so the client waits for nothing.
+    const [answers] = h.parsed() as { id: unknown; error: { code: number; message: string } }[][];
+    expect(answers?.map((a) => a.id)).toEqual([1, 'two']);
+    expect(answers?.every((a) => a.error.code === -32600 && /not allowed/.test(a.error.message))).toBe(true);
     // Before negotiation the session's revision is the default (2025-11-25): refused as well.
     h.setRevision('2025-11-25');
     await h.write('[{"jsonrpc":"2.0","id":3,"method":"ping"}]');
     expect(h.received).toEqual([]);
     expect(malformed(h)).toBe(2);
+    expect((h.parsed()[1] as { id: unknown }[]).map((a) => a.id)).toEqual([3]);
+  });
+
+  it('answers each request of a batch that mixes requests and responses; a batch without requests gets nothing', async () => {
+    const h = harness({ revision: '2025-03-26' });
+    await h.write(
+      '[{"jsonrpc":"2.0","id":12,"result":{}},{"jsonrpc":"2.0","id":12,"method":"tools/list"},{"jsonrpc":"2.0","id":14,"method":"ping"}]',
+      '[]',
+      '[{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":5,"result":{}},{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}]',
+    );
+    expect(h.received).toEqual([]);
+    const lines = h.parsed() as { id: unknown; error: { message: string } }[][];
+    expect(lines).toHaveLength(2);
+    expect(lines[0]?.map((a) => a.id)).toEqual([12, 14]);
+    expect(lines[0]?.[0]?.error.message).toMatch(/either requests and notifications or responses/);
+    // The request with an id that cannot be echoed is refused under null, as on its own.
+    expect(lines[1]?.map((a) => a.id)).toEqual([null]);
+    expect(malformed(h)).toBe(3);
   });
 
   it('with 2025-03-26, answers a batch with one batch of responses once every request is answered', async () => {

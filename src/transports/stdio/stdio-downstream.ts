@@ -159,7 +159,16 @@ export class StdioDownstream implements DownstreamPort {
     );
     if (payload.error) {
       this.#o.metrics.inc('malformed_messages_total', { side: 'client', transport: 'stdio' });
-      this.#o.logger.warn({ error: payload.error.message }, 'unusable input from the client; dropped');
+      // A batch refused as a whole still owes each of its requests an answer: stdio has no status
+      // line to say "refused", and a client waits for every id it sent.
+      const refusals = payload.refusals ?? [];
+      if (refusals.length > 0) this.#write(JSON.stringify(refusals));
+      this.#o.logger.warn(
+        { error: payload.error.message, answered: refusals.length },
+        refusals.length > 0
+          ? 'unusable batch from the client; each of its requests answered with the error'
+          : 'unusable input from the client; dropped',
+      );
       return;
     }
     for (const item of payload.items)
