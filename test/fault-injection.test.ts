@@ -5,7 +5,7 @@
  *   calls, during calls, while it restarts and right after it came back), its calls answer with
  *   garbage lines, oversized lines, invalid responses, orphans and slow answers, and slow readers
  *   hold GET streams they never read;
- * - `switchboard stdio`: the same kills with calls in flight;
+ * - `switchboard stdio --restart`: the same kills with calls in flight;
  *
  * and for each: the process lives, `/health` answers within a second throughout (serve), every call
  * gets exactly one answer (its result or a clear error, never a 500, never silence), the gateway
@@ -281,7 +281,7 @@ describe('faults: switchboard stdio with its upstream killed under load', () => 
   let gw: StdioLines;
 
   beforeAll(async () => {
-    gw = new StdioLines([process.execPath, MISBEHAVING], { args: ['--name', 'odd'] });
+    gw = new StdioLines([process.execPath, MISBEHAVING], { args: ['--name', 'odd', '--restart'] });
     const init = await gw.request(0, 'initialize', {
       protocolVersion: '2025-11-25',
       capabilities: {},
