@@ -24,7 +24,7 @@ import { ECHO_SERVER, ROOT } from './support/cli.js';
 import { childPids, HealthWatch, isAlive, rssBytes } from './support/liveness.js';
 import { type RunningServe, startServe } from './support/serve.js';
 import { ACCEPT_BOTH, initialize, messagesOf } from './support/sse-client.js';
-import { StdioLines } from './support/stdio-lines.js';
+import { StdioAnswers } from './support/stdio-answers.js';
 
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
 const LOAD_MS = 15_000;
@@ -52,7 +52,7 @@ const calls = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Call>({ name: 'oversized', args: { bytes: 300_000 } }) },
   { weight: 1, arbitrary: fc.constant<Call>({ name: 'invalid-response', args: {} }) },
   { weight: 1, arbitrary: fc.constant<Call>({ name: 'orphan', args: { orphanId: 1 } }) },
-  { weight: 1, arbitrary: fc.constant<Call>({ name: 'deep', args: { depth: 20_000 } }) },
+  { weight: 1, arbitrary: fc.constant<Call>({ name: 'deep', args: { levels: 20_000 } }) },
 );
 
 /** When to kill: a pause, then one kill or a burst (the second lands while the upstream restarts). */
@@ -278,10 +278,10 @@ describe('faults: switchboard serve with its upstream killed under load', () => 
 });
 
 describe('faults: switchboard stdio with its upstream killed under load', () => {
-  let gw: StdioLines;
+  let gw: StdioAnswers;
 
   beforeAll(async () => {
-    gw = new StdioLines([process.execPath, MISBEHAVING], { args: ['--name', 'odd', '--restart'] });
+    gw = new StdioAnswers([process.execPath, MISBEHAVING], { args: ['--name', 'odd', '--restart'] });
     const init = await gw.request(0, 'initialize', {
       protocolVersion: '2025-11-25',
       capabilities: {},

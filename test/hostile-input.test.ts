@@ -9,7 +9,8 @@
  * - `/health` answers within a second (a probe on a connection of its own, every 100 ms);
  * - every request with a readable id gets exactly one answer with that id (or, when the whole
  *   payload is refused, one HTTP error for it), and nothing else is answered;
- * - an integer id above 2^53 comes back spelled exactly as sent, or is refused with -32600;
+ * - a numeric id JSON cannot carry exactly (above 2^53, `1.0`, `-0`, `1e400`) is refused under id
+ *   null, never echoed changed;
  * - no answer is a 500 (an internal error is a defect: every refusal has its precise status).
  *
  * The suite is bounded in time (a fixed number of runs) and uses loopback only.
@@ -22,7 +23,6 @@ import { ECHO_SERVER, ROOT } from './support/cli.js';
 import {
   answeredIds,
   idKey,
-  isUnsafeInteger,
   PayloadRenderer,
   payloads,
   type RenderedPayload,
@@ -152,21 +152,14 @@ function problemsWith(payload: RenderedPayload, response: RawResponse): string[]
   for (const key of answeredIds(messages)) got.set(key, (got.get(key) ?? 0) + 1);
   for (const [key, n] of owed) {
     const answered = got.get(key) ?? 0;
-    if (answered !== n) problems.push(`id ${key.slice(0, 60)}: ${answered} answer(s) for ${n} request(s)`);
+    // Invalid elements of a batch are answered under null too: null is owed at least, not exactly.
+    if (key === 'null' ? answered < n : answered !== n)
+      problems.push(`id ${key.slice(0, 60)}: ${answered} answer(s) for ${n} request(s)`);
   }
+  // An id the gateway changed (an integer above 2^53 echoed rounded) shows up here, as nobody's.
   for (const [key, n] of got)
     if (key !== 'null' && !owed.has(key))
       problems.push(`${n} answer(s) for id ${key.slice(0, 60)} nobody asked`);
-  for (const id of payload.expected) {
-    if (!isUnsafeInteger(id)) continue;
-    const exact = response.text.includes(`"id":${id}`);
-    const refused = messages.some(
-      (m) =>
-        JSON.stringify(m.id ?? null) === idKey(id) &&
-        (m.error as { code?: number } | undefined)?.code === -32600,
-    );
-    if (!exact && !refused) problems.push(`id ${id} came back changed`);
-  }
   return problems;
 }
 
@@ -386,32 +379,31 @@ describe('hostile input: switchboard stdio', () => {
           return true;
         };
         try {
-          await gw.waitFor(answeredAll, 20_000, `answers to ${text.slice(0, 100)}`);
+          await gw.waitFor(
+            answeredAll,
+            20_000,
+            `answers to ${text.slice(0, 100)} (owed ${[...owed.keys()].join(' ')})`,
+          );
         } catch (error) {
           failures.add(String(error).slice(0, 300), text.slice(0, 200));
           stuck = true;
           return;
         }
-        const answers = gw.answersSince(from);
+        const answers = gw.answersSince(from).filter((a) => a.key !== String(ping));
         for (const [key, n] of owed) {
           const got = answers.filter((a) => a.key === key).length;
-          if (got !== n)
+          if (key === 'null' ? got < n : got !== n)
             failures.add(`id ${key.slice(0, 60)}: ${got} answer(s) for ${n} request(s)`, text.slice(0, 200));
         }
+        for (const a of answers)
+          if (a.key !== 'null' && !owed.has(a.key))
+            failures.add(`an answer for id ${a.key.slice(0, 60)} nobody asked`, text.slice(0, 200));
         for (const line of gw.lines.slice(from))
           if (line.value === undefined)
             failures.add(
               `stdout carried a line that is not JSON: ${line.raw.slice(0, 100)}`,
               text.slice(0, 200),
             );
-        for (const id of payload.expected) {
-          if (!isUnsafeInteger(id)) continue;
-          const exact = answers.some((a) => a.raw.includes(`"id":${id}`));
-          const refused = answers.some(
-            (a) => a.key === idKey(id) && (a.message.error as { code?: number } | undefined)?.code === -32600,
-          );
-          if (!exact && !refused) failures.add(`id ${id} came back changed`, text.slice(0, 200));
-        }
       }),
       { numRuns: RUNS },
     );

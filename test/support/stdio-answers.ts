@@ -78,15 +78,20 @@ export class StdioAnswers {
     this.child.stdin.write(`${text}\n`);
   }
 
-  /** The answers (responses) among the lines from index `from`, each with its id key. */
+  /**
+   * The answers (responses) among the lines from index `from`, each with its id key; the elements
+   * of a batch answer (a line holding an array) count one by one.
+   */
   answersSince(from: number): { key: string; raw: string; message: Record<string, unknown> }[] {
     const out: { key: string; raw: string; message: Record<string, unknown> }[] = [];
     for (const line of this.lines.slice(from)) {
-      const v = line.value;
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) continue;
-      const m = v as Record<string, unknown>;
-      if (!('result' in m) && !('error' in m)) continue;
-      out.push({ key: idKey(JSON.stringify(m.id ?? null)), raw: line.raw, message: m });
+      const values = Array.isArray(line.value) ? (line.value as unknown[]) : [line.value];
+      for (const v of values) {
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) continue;
+        const m = v as Record<string, unknown>;
+        if (!('result' in m) && !('error' in m)) continue;
+        out.push({ key: idKey(JSON.stringify(m.id ?? null)), raw: line.raw, message: m });
+      }
     }
     return out;
   }
