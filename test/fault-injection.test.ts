@@ -5,6 +5,10 @@
  *   calls, during calls, while it restarts and right after it came back), its calls answer with
  *   garbage lines, oversized lines, invalid responses, orphans and slow answers, and slow readers
  *   hold GET streams they never read;
+ * - `switchboard serve` whose data directory (trace and ledger) is on a small tmpfs that fills
+ *   under load and empties again: T2 calls are refused before forwarding while the ledger cannot
+ *   write, the upstream sees exactly the calls the answers say ran, and service resumes (root only,
+ *   to mount the tmpfs; skipped elsewhere, saying so);
  * - `switchboard stdio --restart`: the same kills with calls in flight;
  *
  * and for each: the process lives, `/health` answers within a second throughout (serve), every call
@@ -15,6 +19,7 @@
  * The kill schedule is drawn by fast-check from a seed printed with any failure, so a failing run
  * can be replayed. Bounded in time; loopback only.
  */
+import { rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -25,6 +30,7 @@ import { childPids, HealthWatch, isAlive, rssBytes } from './support/liveness.js
 import { type RunningServe, startServe } from './support/serve.js';
 import { ACCEPT_BOTH, initialize, messagesOf } from './support/sse-client.js';
 import { StdioAnswers } from './support/stdio-answers.js';
+import { canMountTmpfs, fillFileSystem, mountTmpfs, unmountTmpfs } from './support/tmpfs.js';
 
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
 const LOAD_MS = 15_000;
@@ -275,6 +281,138 @@ describe('faults: switchboard serve with its upstream killed under load', () => 
       expect(answer.text).toContain('"error"');
     }
   }, 60_000);
+});
+
+describe('faults: switchboard serve whose disk fills under load', () => {
+  // The whole data directory (trace database, audit ledger, keys) on a 64 MiB tmpfs: mounting one
+  // needs root, which CI has; elsewhere this scenario is skipped, and says so in its title.
+  const canMount = canMountTmpfs();
+  let disk: string | undefined;
+
+  afterAll(() => {
+    if (disk !== undefined) unmountTmpfs(disk);
+  });
+
+  it.runIf(canMount)(
+    'answers every call exactly once while the disk fills and empties; no T2 call refused before forwarding ever ran',
+    async () => {
+      disk = mountTmpfs('64m') as string;
+      const gw = await startServe({
+        dataDir: disk,
+        configYaml: [
+          'upstreams:',
+          '  odd:',
+          '    transport: stdio',
+          `    command: ${JSON.stringify(process.execPath)}`,
+          `    args: ${JSON.stringify([MISBEHAVING])}`,
+          // One upstream: its tools keep their own names on /mcp.
+          'policy:',
+          '  rules:',
+          '    - { upstream: odd, tool: echo, tier: T2 }',
+          '    - { upstream: odd, tool: stats, tier: T0 }',
+          'audit:',
+          '  minFreeBytes: 4MiB',
+          '',
+        ].join('\n'),
+      });
+      try {
+        const pid = gw.process.child.pid!;
+        const health = new HealthWatch(gw.base);
+        const sessions = await Promise.all(
+          Array.from({ length: 4 }, () => initialize(gw.url, { version: '2025-11-25' })),
+        );
+        const outcomes = { ran: 0, refusedBefore: 0, ranWithoutRecord: 0, other: 0 };
+        const problems: string[] = [];
+        let id = 0;
+        const stopAt = Date.now() + 12_000;
+        const call = async (headers: Record<string, string>, name: string, args: Record<string, unknown>) => {
+          const myId = ++id;
+          const response = await request(gw.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...headers },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: myId,
+              method: 'tools/call',
+              params: { name, arguments: args },
+            }),
+            headersTimeout: 60_000,
+            bodyTimeout: 60_000,
+          });
+          const text = await response.body.text();
+          if (response.statusCode !== 200) {
+            problems.push(`${name}: status ${response.statusCode} ${text.slice(0, 200)}`);
+            return undefined;
+          }
+          const answers = messagesOf({ status: 200, headers: response.headers, text }).filter(
+            (m) => m.id === myId && ('result' in m || 'error' in m),
+          );
+          if (answers.length !== 1)
+            problems.push(`${name}: ${answers.length} answers (${text.slice(0, 200)})`);
+          return answers[0];
+        };
+        const client = async (headers: Record<string, string>) => {
+          while (Date.now() < stopAt) {
+            const answer = await call(headers, 'echo', { message: 'x'.repeat(256) });
+            // A steady rate, not a flood: at full speed the trace alone would fill the disk again.
+            await sleep(20);
+            const error = answer?.error as { code?: number; data?: { forwarded?: boolean } } | undefined;
+            if (answer === undefined) continue;
+            if (error === undefined) outcomes.ran++;
+            else if (error.code === -32005 && error.data?.forwarded === false) outcomes.refusedBefore++;
+            else if (error.code === -32005 && error.data?.forwarded === true) outcomes.ranWithoutRecord++;
+            else {
+              outcomes.other++;
+              problems.push(`echo: unexpected error ${JSON.stringify(error).slice(0, 200)}`);
+            }
+          }
+        };
+        const load = Promise.all(sessions.map((session) => client(session.headers)));
+        await sleep(3000);
+        const filler = fillFileSystem(disk, 0);
+        await sleep(5000);
+        rmSync(filler);
+        await load;
+        const report = await health.stop();
+
+        // What the upstream saw is exactly what the answers said ran.
+        const stats = await call(sessions[0]!.headers, 'stats', {});
+        const text = (stats?.result as { content?: { text?: string }[] } | undefined)?.content?.[0]?.text;
+        const seen = (JSON.parse(text ?? '{}') as { calls?: Record<string, number> }).calls?.echo ?? 0;
+        expect(problems.slice(0, 10).join('\n')).toBe('');
+        expect(outcomes.refusedBefore).toBeGreaterThan(0);
+        expect(seen).toBe(outcomes.ran + outcomes.ranWithoutRecord);
+        expect(report.failures).toEqual([]);
+        expect(isAlive(pid)).toBe(true);
+
+        // Space is back: T2 calls run again (once the ledger has noticed).
+        const deadline = Date.now() + 20_000;
+        let last: Record<string, unknown> | undefined;
+        while (Date.now() < deadline) {
+          last = await call(sessions[0]!.headers, 'echo', { message: 'back' });
+          if (last !== undefined && 'result' in last) break;
+          await sleep(250);
+        }
+        expect(JSON.stringify(last), gw.stderr().slice(-6000)).toContain('"result"');
+
+        // And SIGTERM still stops it within a few seconds.
+        const started = Date.now();
+        gw.process.child.kill('SIGTERM');
+        const code = await new Promise<number | null>((resolve) =>
+          gw.process.child.once('exit', (c) => resolve(c)),
+        );
+        expect(Date.now() - started).toBeLessThan(15_000);
+        expect(code).toBe(0);
+      } finally {
+        await gw.stop();
+      }
+    },
+    120_000,
+  );
+
+  it.runIf(!canMount)('(skipped: mounting a tmpfs needs root; the disk-fill scenario did not run)', () => {
+    expect(canMount).toBe(false);
+  });
 });
 
 describe('faults: switchboard stdio with its upstream killed under load', () => {

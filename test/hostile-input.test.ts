@@ -34,7 +34,7 @@ import { StdioAnswers } from './support/stdio-answers.js';
 
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
 const MAX_BODY = 256 * 1024;
-const RUNS = 300;
+const RUNS = 1000;
 const MODERN = '2026-07-28';
 
 /** The statuses a refusal may have; 500 is deliberately absent. */
