@@ -26,13 +26,19 @@ const RATE = 400;
 const TICK_MS = 10;
 const SAMPLE_MS = 5000;
 const RESTART_EVERY_MS = 30_000;
-const FLOOD_EVERY_MS = 60_000;
+const FLOOD_EVERY_MS = 120_000;
+/**
+ * A burst: 4,000 × 8 KiB, about 32 MiB to each slow reader. It must exceed what the kernel buffers
+ * for a loopback socket (several MiB each way) on top of the gateway's own 4 MiB bound, or a
+ * reader that never reads is never behind.
+ */
+const FLOOD = { count: 4000, bytes: 8192 };
 const SLOW_READERS = 4;
 const LOAD_SESSIONS = 8;
 /** Outstanding calls beyond which the client stops issuing (and counts what it skipped). */
 const MAX_OUTSTANDING = 4000;
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
-const FLOOD = join(ROOT, 'test/fixtures/flood-server.mjs');
+const FLOOD_SERVER = join(ROOT, 'test/fixtures/flood-server.mjs');
 
 function config() {
   const q = (s) => JSON.stringify(s);
@@ -47,7 +53,7 @@ function config() {
     'upstreams:',
     ...upstream('echo', FIXTURES.echoServer),
     ...upstream('odd', MISBEHAVING, ['    restart: { initialDelay: 100ms, maxDelay: 1s }']),
-    ...upstream('flood', FLOOD),
+    ...upstream('flood', FLOOD_SERVER),
     'sessions:',
     '  maxSessionsPerPrincipal: 10000',
     '',
@@ -66,11 +72,10 @@ function upstreamPids(gatewayPid, script) {
 }
 
 /** A GET stream on a raw socket that is paused at once: a reader that never reads. */
-function slowReader(url, session, onClose) {
+function slowReader(url, session) {
   const u = new URL(url);
   const socket = connect(Number(u.port), u.hostname);
   socket.on('error', () => undefined);
-  socket.on('close', onClose);
   socket.write(
     [
       `GET ${u.pathname} HTTP/1.1`,
@@ -122,6 +127,7 @@ export default {
     const proc = await startProcess(
       NODE,
       [
+        ...(ctx.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.profileDir}`] : []),
         '--import',
         join(BENCH_DIR, 'lib/loop-monitor.mjs'),
         CLI,
@@ -162,8 +168,12 @@ export default {
         await s.initialize(`soak-load-${i}`);
         sessions.push(s);
       }
-      const readers = [];
-      let running = true;
+      // Readers that never read cannot see their stream cut (the end waits behind unread data):
+      // cuts are counted from the gateway's log, and every reader is replaced before each burst.
+      proc.child.stderr.on('data', (chunk) => {
+        events.readerCuts += String(chunk).split('cutting an SSE stream').length - 1;
+      });
+      const readerSessions = [];
       for (let i = 0; i < SLOW_READERS; i++) {
         const s = new HttpMcpSession(url, pool);
         await s.initialize(`soak-reader-${i}`);
@@ -173,15 +183,14 @@ export default {
           method: 'logging/setLevel',
           params: { level: 'info' },
         });
-        const open = () => {
-          readers[i] = slowReader(url, s, () => {
-            if (!running) return;
-            events.readerCuts++;
-            setTimeout(open, 100);
-          });
-        };
-        open();
+        readerSessions.push(s);
       }
+      let readers = [];
+      const reopenReaders = () => {
+        for (const r of readers) r.destroy();
+        readers = readerSessions.map((s) => slowReader(url, s));
+      };
+      reopenReaders();
       const flooder = sessions[0];
 
       ctx.log(`${durationMs / 1000} s at ${RATE} calls/s; odd killed every ${RESTART_EVERY_MS / 1000} s`);
@@ -236,6 +245,7 @@ export default {
       }, RESTART_EVERY_MS);
       const flood = () => {
         events.floods++;
+        reopenReaders();
         flooder
           .post({
             jsonrpc: '2.0',
@@ -243,7 +253,7 @@ export default {
             method: 'tools/call',
             params: {
               name: 'flood__flood',
-              arguments: { count: 400, bytes: 16_384, tag: `soak-${events.floods}` },
+              arguments: { ...FLOOD, tag: `soak-${events.floods}` },
             },
           })
           .catch(() => undefined);
@@ -268,8 +278,7 @@ export default {
       clearInterval(killer);
       clearInterval(flooding);
       await Promise.race([Promise.allSettled([...inFlight]), sleep(60_000)]);
-      running = false;
-      for (const r of readers) r?.destroy();
+      for (const r of readers) r.destroy();
       const unanswered = outstanding;
 
       const samples = readFileSync(loopFile, 'utf8')
@@ -352,6 +361,12 @@ function report({ samples, buckets, events, unanswered, durationMs, quick }) {
       met: p99Ratio <= 1.5 && maxDelay < 1000,
     },
     {
+      target: 'every slow reader is cut at every burst (not buffered)',
+      measured: `${events.readerCuts} cuts`,
+      baseline: `${SLOW_READERS} readers × ${events.floods} bursts`,
+      met: events.readerCuts >= SLOW_READERS * events.floods,
+    },
+    {
       target: 'every call answered; echo never fails',
       measured: `${totals.failed + unanswered} without an answer, ${totals.rpcErrorEcho} echo errors of ${fmtNum(totals.sent)} calls`,
       baseline: `${totals.rpcErrorOdd} odd errors (its ${events.restarts} restarts)`,
@@ -362,7 +377,7 @@ function report({ samples, buckets, events, unanswered, durationMs, quick }) {
     `${durationMs / 1000} s of \`tools/call\` at ${RATE}/s open-loop (90% \`echo__echo\`, 10% \`odd__echo\`) over ${LOAD_SESSIONS} sessions`,
     `and 32 connections; \`odd\` (misbehaving fixture) SIGKILLed every ${RESTART_EVERY_MS / 1000} s (${events.restarts} restarts);`,
     `${SLOW_READERS} sessions at log level info hold GET streams on sockets that never read, and \`flood__flood\` sends`,
-    `400 × 16 KiB log notifications once a minute (${events.floods} bursts; ${events.readerCuts} slow streams cut and reopened).`,
+    `${fmtNum(FLOOD.count)} × ${FLOOD.bytes / 1024} KiB log notifications every ${FLOOD_EVERY_MS / 60_000} minutes (${events.floods} bursts; ${events.readerCuts} slow streams cut, counted in the gateway's log; the readers are replaced before each burst).`,
     'Trace and audit ledger on their defaults. Memory and event-loop delay are read inside the gateway',
     '(`bench/lib/loop-monitor.mjs`, preloaded with `--import`), every 5 s. "Flat" compares the last fifth of the run',
     "with its second fifth (after the warm-up): the same run's own baseline.",
