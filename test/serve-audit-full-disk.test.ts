@@ -12,13 +12,13 @@
  *   remaining window (the call ran, and the answer says so), after which calls are refused before
  *   forwarding until space is freed.
  */
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { mkdirSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from './support/cli.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
 import { type InitializedSession, initialize, jsonOf, post, waitUntil } from './support/sse-client.js';
+import { canMountTmpfs, fillFileSystem, mountTmpfs, unmountTmpfs } from './support/tmpfs.js';
 
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
 const MiB = 1024 * 1024;
@@ -113,57 +113,17 @@ describe('T2 calls and an audit ledger that cannot write, end to end', () => {
 
   describe('on a real full file system (tmpfs)', () => {
     const mounts: string[] = [];
-    /** A fresh tmpfs of `size`, or undefined when this machine cannot mount one. */
+    /** A fresh tmpfs of `size`, unmounted after the tests. */
     function tmpfs(size: string): string | undefined {
-      if (process.getuid?.() !== 0) return undefined;
-      const dir = tempDir('switchboard-tmpfs-');
-      try {
-        execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], {
-          stdio: 'pipe',
-        });
-      } catch {
-        return undefined;
-      }
-      mounts.push(dir);
+      const dir = mountTmpfs(size);
+      if (dir !== undefined) mounts.push(dir);
       return dir;
     }
     afterAll(() => {
-      for (const dir of mounts.splice(0)) {
-        try {
-          execFileSync('umount', [dir], { stdio: 'pipe' });
-        } catch {
-          execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
-        }
-        rmSync(dir, { recursive: true, force: true });
-      }
+      for (const dir of mounts.splice(0)) unmountTmpfs(dir);
     });
-    const canMount = (() => {
-      const probe = tmpfs('1m');
-      return probe !== undefined;
-    })();
-
-    /** Fills the file system of `dir` until `leave` bytes are free (0: until a write fails). */
-    function fill(dir: string, leave: number): string {
-      const file = join(dir, 'filler');
-      const fd = openSync(file, 'a');
-      try {
-        const chunk = Buffer.alloc(64 * 1024, 1);
-        for (;;) {
-          const s = statfsSync(dir);
-          const room = s.bavail * s.bsize - leave;
-          if (room <= 0) break;
-          try {
-            writeSync(fd, chunk, 0, Math.min(chunk.length, room));
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
-            throw error;
-          }
-        }
-      } finally {
-        closeSync(fd);
-      }
-      return file;
-    }
+    const canMount = canMountTmpfs();
+    const fill = fillFileSystem;
 
     it.runIf(canMount)(
       'below the threshold: refused before forwarding, and admitted again once space is freed',

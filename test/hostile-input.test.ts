@@ -1,0 +1,414 @@
+/**
+ * The hostile-input suite (issue 18): fast-check throws generated bodies and headers at a live
+ * `switchboard serve` (every endpoint, both eras, with and without a session) and at a live
+ * `switchboard stdio`: nesting from 2 to 20,000 levels, bodies above the size limit, every JSON
+ * type as an id, integers above 2^53, duplicate ids within batches, responses and notifications
+ * mixed into batches, unicode and lone surrogates, hostile Host and Origin values. Throughout:
+ *
+ * - the process lives;
+ * - `/health` answers within a second (a probe on a connection of its own, every 100 ms);
+ * - every request with a readable id gets exactly one answer with that id (or, when the whole
+ *   payload is refused, one HTTP error for it), and nothing else is answered;
+ * - a numeric id JSON cannot carry exactly (above 2^53, `1.0`, `-0`, `1e400`) is refused under id
+ *   null, never echoed changed;
+ * - no answer is a 500 (an internal error is a defect: every refusal has its precise status).
+ *
+ * The suite is bounded in time (a fixed number of runs) and uses loopback only.
+ */
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ECHO_SERVER, ROOT } from './support/cli.js';
+import {
+  answeredIds,
+  idKey,
+  PayloadRenderer,
+  payloads,
+  type RenderedPayload,
+} from './support/hostile-messages.js';
+import { HealthWatch, isAlive, rssBytes } from './support/liveness.js';
+import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
+import { ACCEPT_BOTH, initialize, messagesOf, type RawResponse } from './support/sse-client.js';
+import { StdioAnswers } from './support/stdio-answers.js';
+
+const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
+const MAX_BODY = 256 * 1024;
+const RUNS = 1000;
+const MODERN = '2026-07-28';
+
+/** The statuses a refusal may have; 500 is deliberately absent. */
+const STATUSES = new Set([200, 202, 400, 401, 403, 404, 405, 406, 409, 413, 415, 429, 503]);
+
+type Era = '2025-03-26' | '2025-11-25' | typeof MODERN | 'no-session' | 'unknown-session';
+
+interface Target {
+  readonly endpoint: '/mcp' | '/servers/echo/mcp' | '/servers/odd/mcp';
+  readonly era: Era;
+  readonly accept: string | undefined;
+  readonly contentType: string | undefined;
+}
+
+const targets: fc.Arbitrary<Target> = fc.record({
+  endpoint: fc.constantFrom('/mcp', '/servers/echo/mcp', '/servers/odd/mcp'),
+  era: fc.constantFrom<Era>(
+    '2025-03-26',
+    '2025-11-25',
+    '2025-11-25',
+    MODERN,
+    MODERN,
+    'no-session',
+    'unknown-session',
+  ),
+  accept: fc.oneof(
+    { weight: 8, arbitrary: fc.constant<string | undefined>(ACCEPT_BOTH) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom<string | undefined>(
+        undefined,
+        'application/json',
+        'text/event-stream',
+        '*/*',
+        'text/html',
+        'application/json;q=0, text/event-stream;q=0',
+      ),
+    },
+  ),
+  contentType: fc.oneof(
+    { weight: 9, arbitrary: fc.constant<string | undefined>('application/json') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<string | undefined>(
+        undefined,
+        'text/plain',
+        'application/json; charset=utf-16',
+      ),
+    },
+  ),
+});
+
+/** Headers that must match a 2026-07-28 body; a name with characters a header cannot hold goes in Base64. */
+function modernHeaders(payload: RenderedPayload): Record<string, string> {
+  const headers: Record<string, string> = { 'mcp-protocol-version': MODERN };
+  const method = payload.methods[0];
+  if (!payload.batch && method !== undefined && /^[\x21-\x7e]+$/.test(method)) headers['mcp-method'] = method;
+  if (payload.name !== undefined)
+    headers['mcp-name'] = /^[\x21-\x7e]*$/.test(payload.name)
+      ? payload.name
+      : `=?base64?${Buffer.from(payload.name).toString('base64')}?=`;
+  return headers;
+}
+
+/** Adds the 2026-07-28 `_meta` envelope to a single request's text when it has an object `params`. */
+function withModernMeta(text: string): string {
+  const meta =
+    '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"hostile","version":"1"}}';
+  return text.replace(/"params":\{/, `"params":{${meta},`);
+}
+
+/** Sends one request; never throws for an HTTP answer (only for a dropped connection or a timeout). */
+async function send(url: string, headers: Record<string, string>, body: string): Promise<RawResponse> {
+  const response = await request(url, {
+    method: 'POST',
+    headers,
+    body,
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, headers: response.headers, text };
+}
+
+/** Checks one answer against what its payload was owed; returns a description of each problem. */
+function problemsWith(payload: RenderedPayload, response: RawResponse): string[] {
+  const problems: string[] = [];
+  if (!STATUSES.has(response.status)) problems.push(`status ${response.status}`);
+  if (response.status === 202) {
+    if (response.text.length > 0) problems.push('a 202 with a body');
+    if (payload.expected.length > 0)
+      problems.push(`202 for ${payload.expected.length} request(s) owed an answer`);
+    return problems;
+  }
+  let messages: Record<string, unknown>[];
+  try {
+    messages = messagesOf(response);
+  } catch (error) {
+    return [...problems, `an answer that is not JSON-RPC: ${String(error).slice(0, 300)}`];
+  }
+  if (response.status !== 200) {
+    // One refusal for the whole POST: a JSON-RPC error whose id is the request's, or null.
+    const [only, ...rest] = messages;
+    if (rest.length > 0 || only === undefined || !('error' in only))
+      problems.push('a refusal that is not one error');
+    else if (payload.expected.length === 1 && !payload.batch) {
+      const key = JSON.stringify(only.id ?? null);
+      if (key !== 'null' && key !== idKey(payload.expected[0]!)) problems.push(`refusal with id ${key}`);
+    }
+    return problems;
+  }
+  const owed = new Map<string, number>();
+  for (const id of payload.expected) owed.set(idKey(id), (owed.get(idKey(id)) ?? 0) + 1);
+  const got = new Map<string, number>();
+  for (const key of answeredIds(messages)) got.set(key, (got.get(key) ?? 0) + 1);
+  for (const [key, n] of owed) {
+    const answered = got.get(key) ?? 0;
+    // Invalid elements of a batch are answered under null too: null is owed at least, not exactly.
+    if (key === 'null' ? answered < n : answered !== n)
+      problems.push(`id ${key.slice(0, 60)}: ${answered} answer(s) for ${n} request(s)`);
+  }
+  // An id the gateway changed (an integer above 2^53 echoed rounded) shows up here, as nobody's.
+  for (const [key, n] of got)
+    if (key !== 'null' && !owed.has(key))
+      problems.push(`${n} answer(s) for id ${key.slice(0, 60)} nobody asked`);
+  return problems;
+}
+
+/**
+ * Failures kept by kind (the problem's text without the ids in it), a few examples each, so that
+ * one frequent defect cannot hide the others from the report; `full` once enough were seen.
+ */
+class Failures {
+  readonly #byKind = new Map<string, string[]>();
+  #count = 0;
+
+  add(problem: string, example: string): void {
+    this.#count++;
+    const kind = problem
+      .replace(/-?\d[\d.e+-]*/g, 'N')
+      .replace(/id "[^"]*"/g, 'id S')
+      .slice(0, 120);
+    const examples = this.#byKind.get(kind) ?? [];
+    if (examples.length < 2) examples.push(`${problem} <- ${example}`);
+    this.#byKind.set(kind, examples);
+  }
+
+  get full(): boolean {
+    return this.#count >= 200;
+  }
+
+  report(): string {
+    return [...this.#byKind.values()].flat().join('\n');
+  }
+}
+
+describe('hostile input: switchboard serve', () => {
+  let gw: RunningServe;
+  let health: HealthWatch;
+  /** Session headers per endpoint and era. */
+  const sessions = new Map<string, Record<string, string>>();
+  const renderer = new PayloadRenderer();
+
+  beforeAll(async () => {
+    gw = await startServe({
+      configYaml: stdioUpstreamConfig(
+        { echo: { script: ECHO_SERVER }, odd: { script: MISBEHAVING } },
+        `server:\n  maxBodyBytes: ${MAX_BODY}\npolicy:\n  rules:\n    - { upstream: odd, tool: oversized, tier: T2 }\n`,
+      ),
+    });
+    for (const endpoint of ['/mcp', '/servers/echo/mcp', '/servers/odd/mcp'])
+      for (const version of ['2025-03-26', '2025-11-25']) {
+        const session = await initialize(`${gw.base}${endpoint}`, { version });
+        sessions.set(`${endpoint} ${version}`, session.headers);
+      }
+    health = new HealthWatch(gw.base);
+  });
+
+  afterAll(async () => {
+    await health?.stop();
+    await gw?.stop();
+  });
+
+  function headersFor(target: Target, payload: RenderedPayload): Record<string, string> {
+    const headers: Record<string, string> = {};
+    if (target.accept !== undefined) headers.accept = target.accept;
+    if (target.contentType !== undefined) headers['content-type'] = target.contentType;
+    if (target.era === MODERN) Object.assign(headers, modernHeaders(payload));
+    else if (target.era === 'unknown-session') headers['mcp-session-id'] = 'no-such-session-0000';
+    else if (target.era !== 'no-session')
+      Object.assign(headers, sessions.get(`${target.endpoint} ${target.era}`));
+    return headers;
+  }
+
+  it('answers every generated body on every endpoint exactly once, never with a 500, and stays responsive', async () => {
+    const failures = new Failures();
+    await fc.assert(
+      fc.asyncProperty(payloads, targets, async (shape, target) => {
+        if (failures.full) return;
+        const payload = renderer.render(shape);
+        const body = target.era === MODERN && !payload.batch ? withModernMeta(payload.text) : payload.text;
+        const response = await send(`${gw.base}${target.endpoint}`, headersFor(target, payload), body);
+        const problems = problemsWith(payload, response);
+        for (const problem of problems)
+          failures.add(
+            problem,
+            `${target.endpoint} ${target.era} ${body.slice(0, 200)} -> ${response.status} ${response.text.slice(0, 200)}`,
+          );
+        expect(isAlive(gw.process.child.pid!)).toBe(true);
+      }),
+      { numRuns: RUNS },
+    );
+    expect(failures.report()).toBe('');
+  }, 600_000);
+
+  it('keeps answering requests well-formed after the barrage, with the ids it was given', async () => {
+    const url = `${gw.base}/mcp`;
+    const headers = {
+      'content-type': 'application/json',
+      accept: ACCEPT_BOTH,
+      ...sessions.get('/mcp 2025-11-25'),
+    };
+    const response = await send(
+      url,
+      headers,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'after',
+        method: 'tools/call',
+        params: { name: 'echo__echo', arguments: { message: 'still here' } },
+      }),
+    );
+    expect(response.status, response.text).toBe(200);
+    const [answer] = messagesOf(response);
+    expect(answer?.id).toBe('after');
+    expect(JSON.stringify(answer?.result)).toContain('still here');
+  });
+
+  it('refuses every hostile Host and Origin on every endpoint, and admits the loopback ones', async () => {
+    const hostile = fc.oneof(
+      fc.constantFrom(
+        '127.0.0.1.rebind.evil.example',
+        '127.0.0.1.nip.io',
+        'localhost.evil.example',
+        'evil.example',
+        '[::1].evil.example',
+        '127.0.0.1@evil.example',
+        '0x7f.evil',
+        '127.1.evil',
+      ),
+      fc.domain().filter((d) => !/^(localhost|127\.|\[?::1)/i.test(d)),
+    );
+    const endpoints = [
+      '/mcp',
+      '/servers/echo/mcp',
+      '/approvals',
+      '/approvals/abc',
+      '/meup',
+      '/health',
+      '/nowhere',
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        hostile,
+        fc.constantFrom(...endpoints),
+        fc.boolean(),
+        async (host, endpoint, asOrigin) => {
+          const port = new URL(gw.base).port;
+          const headers: Record<string, string> = asOrigin
+            ? { origin: `http://${host}:${port}` }
+            : { host: `${host}:${port}` };
+          const response = await request(`${gw.base}${endpoint}`, {
+            method: endpoint.startsWith('/mcp') || endpoint.startsWith('/servers') ? 'POST' : 'GET',
+            headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...headers },
+            ...(endpoint.startsWith('/mcp') || endpoint.startsWith('/servers')
+              ? { body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' }
+              : {}),
+            headersTimeout: 30_000,
+          });
+          await response.body.text();
+          // /health is public, but not to a rebinding page: every path is behind the Host guard.
+          expect(response.statusCode, `${host} on ${endpoint}`).toBe(403);
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+
+  it('stayed alive, responsive and bounded in memory throughout', async () => {
+    const report = await health.stop();
+    health = new HealthWatch(gw.base);
+    expect(report.samples).toBeGreaterThan(0);
+    expect(report.failures).toEqual([]);
+    expect(isAlive(gw.process.child.pid!)).toBe(true);
+    expect(rssBytes(gw.process.child.pid!)).toBeLessThan(600 * 1024 * 1024);
+  });
+});
+
+describe('hostile input: switchboard stdio', () => {
+  let gw: StdioAnswers;
+  const renderer = new PayloadRenderer();
+
+  beforeAll(async () => {
+    gw = new StdioAnswers([process.execPath, MISBEHAVING], { args: ['--name', 'odd'] });
+    // 2025-03-26, the revision with batches, so that duplicate ids within a batch reach the router.
+    const init = await gw.request(0, 'initialize', {
+      protocolVersion: '2025-03-26',
+      capabilities: {},
+      clientInfo: { name: 'hostile', version: '1' },
+    });
+    expect(init.result).toBeDefined();
+    gw.write('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('answers every generated line exactly once and never writes anything but JSON', async () => {
+    let sentinel = 1_000_000_000;
+    let stuck = false;
+    const failures = new Failures();
+    await fc.assert(
+      fc.asyncProperty(payloads, async (shape) => {
+        // A gateway that stopped answering fails once, not once per remaining run.
+        if (failures.full || gw.exit !== undefined || stuck) return;
+        // One line per payload: a line break inside would make two payloads of one.
+        const payload = renderer.render(shape);
+        const text = payload.text.replace(/[\r\n]/g, ' ');
+        const from = gw.lines.length;
+        gw.write(text);
+        // A ping after it: stdio answers in order of completion, so wait for both the owed answers
+        // and the ping, then check that nothing more than owed came for those ids.
+        const ping = sentinel++;
+        gw.write(`{"jsonrpc":"2.0","id":${ping},"method":"ping"}`);
+        const owed = new Map<string, number>();
+        for (const id of payload.expected) owed.set(idKey(id), (owed.get(idKey(id)) ?? 0) + 1);
+        const answeredAll = () => {
+          const answers = gw.answersSince(from);
+          if (!answers.some((a) => a.key === String(ping))) return false;
+          for (const [key, n] of owed) if (answers.filter((a) => a.key === key).length < n) return false;
+          return true;
+        };
+        try {
+          await gw.waitFor(
+            answeredAll,
+            20_000,
+            `answers to ${text.slice(0, 100)} (owed ${[...owed.keys()].join(' ')})`,
+          );
+        } catch (error) {
+          failures.add(String(error).slice(0, 300), text.slice(0, 200));
+          stuck = true;
+          return;
+        }
+        const answers = gw.answersSince(from).filter((a) => a.key !== String(ping));
+        for (const [key, n] of owed) {
+          const got = answers.filter((a) => a.key === key).length;
+          if (key === 'null' ? got < n : got !== n)
+            failures.add(`id ${key.slice(0, 60)}: ${got} answer(s) for ${n} request(s)`, text.slice(0, 200));
+        }
+        for (const a of answers)
+          if (a.key !== 'null' && !owed.has(a.key))
+            failures.add(`an answer for id ${a.key.slice(0, 60)} nobody asked`, text.slice(0, 200));
+        for (const line of gw.lines.slice(from))
+          if (line.value === undefined)
+            failures.add(
+              `stdout carried a line that is not JSON: ${line.raw.slice(0, 100)}`,
+              text.slice(0, 200),
+            );
+      }),
+      { numRuns: RUNS },
+    );
+    expect(failures.report()).toBe('');
+    expect(gw.exit).toBeUndefined();
+    expect(rssBytes(gw.pid)).toBeLessThan(600 * 1024 * 1024);
+  }, 600_000);
+});
