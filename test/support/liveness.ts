@@ -8,6 +8,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Client } from 'undici';
 
+export { rssBytes } from './proc-status.js';
+
 export interface HealthReport {
   readonly samples: number;
   /** The slowest answer, in ms (a probe that never answered counts as its timeout). */
@@ -75,14 +77,6 @@ export class HealthWatch {
     await this.#client.close().catch(() => undefined);
     return { samples: this.#samples, maxMs: Math.round(this.#maxMs), failures: [...this.#failures] };
   }
-}
-
-/** The resident set size of a live process, in bytes (Linux `/proc`). */
-export function rssBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
-  if (!match) throw new Error(`no VmRSS for process ${pid}`);
-  return Number(match[1]) * 1024;
 }
 
 /** Whether a process is alive (signal 0 checks without signalling). */
