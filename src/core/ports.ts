@@ -31,6 +31,13 @@ export interface DownstreamPort {
    * a transport that cannot deliver counts and logs, and may keep the message for resumption.
    */
   send(json: string, message: JsonRpcMessage, delivery: Delivery): void;
+  /**
+   * The router will send nothing for this client request: the client cancelled it (MCP: a
+   * cancelled request gets no response). A transport that keeps a place for its answer (a batch's
+   * answer, a POST waiting for its JSON body) settles without it, so the other answers are not
+   * held back and nothing waits forever. Optional; must not throw.
+   */
+  dropped?(request: RequestId): void;
 }
 
 export interface InboundMeta {

@@ -90,9 +90,15 @@ class FakeUpstream implements UpstreamTransport {
 
 class FakePort implements DownstreamPort {
   readonly deliveries: { json: string; message: JsonRpcMessage; delivery: Delivery }[] = [];
+  /** The requests the router said it will answer no more (`dropped`). */
+  readonly droppedIds: RequestId[] = [];
 
   send(json: string, message: JsonRpcMessage, delivery: Delivery): void {
     this.deliveries.push({ json, message, delivery });
+  }
+
+  dropped(request: RequestId): void {
+    this.droppedIds.push(request);
   }
 
   get messages(): JsonRpcMessage[] {
@@ -472,6 +478,8 @@ describe('Router: cancellation', () => {
     });
     link(h).inject({ jsonrpc: '2.0', id: up.id, result: { late: true } });
     expect(port(h, 'A').messages).toEqual([]);
+    // The transport is told that nothing will come for it (a batch or a POST must not wait).
+    expect(port(h, 'A').droppedIds).toEqual(['c1']);
     expect(h.metrics.get('late_responses_total', { upstream: 'srvL' })).toBe(1);
     expect(h.metrics.get('orphan_responses_total', { direction: 'server->client', upstream: 'srvL' })).toBe(
       0,

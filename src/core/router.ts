@@ -1271,6 +1271,7 @@ export class Router {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') {
       this.#callEnded(call);
+      if (call.session.state !== 'closed') this.#dropped(call);
       this.#delivered(ending, undefined);
       return;
     }
@@ -1322,6 +1323,19 @@ export class Router {
     // A slice of the delivered text, not a copy.
     if (ending.deliverers.length > 0)
       this.#delivered(ending, resultAt === undefined ? undefined : json.slice(resultAt, -1));
+  }
+
+  /** Tells the session's transport that nothing will be sent for this call (`DownstreamPort.dropped`). */
+  #dropped(call: ClientCall): void {
+    try {
+      call.session.port.dropped?.(call.request.id);
+    } catch (error) {
+      this.#metrics.inc('delivery_errors_total');
+      this.#logger.error(
+        { session: call.session.key, err: errorText(error) },
+        'a downstream transport failed to let go of a cancelled request',
+      );
+    }
   }
 
   /** Runs the interceptors' `delivered` (see `CallInterceptor.delivered`). */

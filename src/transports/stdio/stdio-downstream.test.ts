@@ -292,6 +292,20 @@ describe('StdioDownstream', () => {
     expect(JSON.parse(h.written[2]!)).toEqual({ jsonrpc: '2.0', id: 1, result: { again: true } });
   });
 
+  it('a batch stops waiting for a request the client cancelled: answered without it, or not at all', async () => {
+    const h = harness({ revision: '2025-03-26' });
+    await h.write('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]');
+    h.answer(1, {});
+    h.downstream.dropped(2);
+    await h.flush();
+    expect((h.parsed() as { id: unknown }[][]).map((batch) => batch.map((a) => a.id))).toEqual([[1]]);
+    await h.write('[{"jsonrpc":"2.0","id":3,"method":"tools/call"}]');
+    h.downstream.dropped(3);
+    h.downstream.dropped(3);
+    await h.flush();
+    expect(h.parsed()).toHaveLength(1);
+  });
+
   it('a batch of notifications only gets no answer', async () => {
     const h = harness({ revision: '2025-03-26' });
     await h.write('[{"jsonrpc":"2.0","method":"notifications/initialized"}]');

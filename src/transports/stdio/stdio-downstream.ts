@@ -126,6 +126,20 @@ export class StdioDownstream implements DownstreamPort {
     this.#write(json);
   }
 
+  /**
+   * The client cancelled a request, so no response will come for it: a batch waiting for it is
+   * answered without it (nothing at all when it held only cancelled requests, as JSON-RPC answers
+   * a batch of notifications).
+   */
+  dropped(request: RequestId): void {
+    const key = idKey(request);
+    const group = this.#batches.get(key);
+    if (!group) return;
+    this.#batches.delete(key);
+    group.waiting.delete(key);
+    if (group.waiting.size === 0 && group.responses.length > 0) this.#write(JSON.stringify(group.responses));
+  }
+
   #write(json: string): void {
     const output = this.#o.output;
     if (output.writableEnded || output.destroyed) {

@@ -171,6 +171,32 @@ describe('HttpSession: a held POST', () => {
     expect(sse.res.events().map((e) => e.data && JSON.parse(e.data).id)).toEqual(['', 3, undefined, 4]);
   });
 
+  it('stops waiting for a request the client cancelled: the batch goes with the rest, a lone one gets 202', () => {
+    const { session, metrics, open, respond } = setup();
+    const batch = open([1, 2], 'hold', true);
+    respond(2);
+    session.dropped(1);
+    expect(batch.res.status).toBe(200);
+    expect(JSON.parse(batch.res.body).map((m: { id: number }) => m.id)).toEqual([2]);
+
+    const lone = open([3], 'hold');
+    session.dropped(3);
+    expect(lone.res.status).toBe(202);
+    expect(lone.res.body).toBe('');
+    expect(lone.res.headers).toEqual(HEADERS);
+    expect(session.hasPending(3)).toBe(false);
+
+    const sse = open([4, 5], 'sse', true);
+    respond(4);
+    session.dropped(5);
+    expect(sse.res.writableEnded).toBe(true);
+    expect(session.busy).toBe(false);
+    // Ids that are no longer pending, or never were, change nothing.
+    session.dropped(4);
+    session.dropped(99);
+    expect(metrics.get('http_cancelled_requests_released_total')).toBe(3);
+  });
+
   it('stays JSON at the session’s stream limit, and counts the downgrade', () => {
     const { metrics, open, respond } = setup({ maxStreams: 1 });
     const first = open([1], 'sse');

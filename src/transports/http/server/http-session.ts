@@ -395,6 +395,35 @@ export class HttpSession implements DownstreamPort {
   }
 
   /**
+   * The client cancelled a request of one of its POSTs, so no response will come for it (the
+   * router's `dropped`). Its POST stops waiting for it: with other answers still due it goes on;
+   * with none, a batch is answered with what it has, an SSE stream ends, and a single request's
+   * POST that had not started answering gets 202 and no body (MCP: a cancelled request has no
+   * response; the client has usually abandoned that POST already).
+   */
+  dropped(request: RequestId): void {
+    const key = idKey(request);
+    const exchange = this.#byRequest.get(key);
+    if (!exchange) return;
+    this.#byRequest.delete(key);
+    exchange.pending.delete(key);
+    this.#o.metrics.inc('http_cancelled_requests_released_total');
+    if (exchange.done || exchange.pending.size > 0) return;
+    if (exchange.mode === 'sse' || exchange.responses.length > 0) {
+      this.settle(exchange);
+      return;
+    }
+    exchange.done = true;
+    const headers = exchange.headers;
+    if (exchange.mode === 'hold') this.#unhold(exchange);
+    exchange.mode = 'json';
+    const res = exchange.res;
+    if (res && !res.headersSent) res.writeHead(202, headers ?? this.#sessionHeader());
+    if (res && !res.writableEnded) res.end();
+    this.#exchangeDone(exchange);
+  }
+
+  /**
    * Adds an answer that has no request id to wait for (an invalid element of a batch, answered with
    * `id: null` as JSON-RPC requires) to a POST's answer.
    */
