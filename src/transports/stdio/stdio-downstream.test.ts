@@ -294,7 +294,9 @@ describe('StdioDownstream', () => {
 
   it('a batch stops waiting for a request the client cancelled: answered without it, or not at all', async () => {
     const h = harness({ revision: '2025-03-26' });
-    await h.write('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]');
+    await h.write(
+      '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]',
+    );
     h.answer(1, {});
     h.downstream.dropped(2);
     await h.flush();
