@@ -79,6 +79,21 @@ interface Governance {
   readonly clientId?: string;
 }
 
+/** What the log says of a governed call it could not record: who, what, where, and its trace id. */
+function callFields(call: CallInfo, governance: Governance): Record<string, unknown> {
+  const { subject } = governance;
+  return {
+    session_id: call.session.mcpSessionId ?? call.session.key,
+    principal: subject.principal,
+    request_id: governance.requestId ?? call.request.id,
+    upstream: subject.upstream,
+    method: subject.method,
+    target: subject.target,
+    tier: governance.decision.tier,
+    trace_id: call.traceId,
+  };
+}
+
 const NOTE = 'governance';
 
 /** How often, at most, lost audit records are logged (each is counted in `audit_records_lost_total`). */
@@ -229,21 +244,14 @@ export class GovernanceInterceptor implements CallInterceptor {
     const ledger = this.#o.ledger;
     if (!ledger || ledger.healthy || !tierAtLeast(governance.decision.tier, 'T1')) return undefined;
     const why = ledger.unavailable;
-    const { subject, decision } = governance;
+    const { decision } = governance;
     this.#o.metrics.inc('audit_fail_closed_total', { reason: why?.reason ?? 'unknown' });
     this.#o.logger.error(
       {
         reason: why?.reason,
         detail: why?.detail,
-        session_id: call.session.mcpSessionId ?? call.session.key,
-        principal: subject.principal,
-        request_id: governance.requestId ?? call.request.id,
-        upstream: subject.upstream,
-        method: subject.method,
-        target: subject.target,
-        tier: decision.tier,
+        ...callFields(call, governance),
         ...(decision.rule === undefined ? {} : { rule: decision.rule }),
-        trace_id: call.traceId,
       },
       'audit ledger unavailable: refused a T1+ call before forwarding it (not recorded in the ledger)',
     );
@@ -355,22 +363,12 @@ export class GovernanceInterceptor implements CallInterceptor {
     return written.then(
       () => undefined,
       (err: unknown) => {
-        const { subject } = governance;
         this.#o.logger.error(
-          {
-            err: String(err),
-            session_id: call.session.mcpSessionId ?? call.session.key,
-            principal: subject.principal,
-            request_id: governance.requestId ?? call.request.id,
-            upstream: subject.upstream,
-            method: subject.method,
-            target: subject.target,
-            tier: governance.decision.tier,
-            trace_id: call.traceId,
-          },
+          { err: String(err), ...callFields(call, governance) },
           'a T2+ call ran but its audit record could not be written; withholding its result',
         );
         this.#o.metrics.inc('audit_results_withheld_total');
+        const { subject } = governance;
         const where = subject.upstream === '' ? 'the upstream' : `upstream ${subject.upstream}`;
         return {
           jsonrpc: '2.0',
