@@ -124,6 +124,40 @@ function slowReader(base: string, headers: Record<string, string>): Socket {
   return socket;
 }
 
+/** A stdio upstream's lines in a serve configuration (indented under `upstreams:`). */
+function upstreamYaml(name: string, script: string, extra: readonly string[] = []): string[] {
+  return [
+    `  ${name}:`,
+    '    transport: stdio',
+    `    command: ${JSON.stringify(process.execPath)}`,
+    `    args: ${JSON.stringify([script])}`,
+    ...extra,
+  ];
+}
+
+/** One `tools/call` POST; its status, text and the answers under its id (there must be one). */
+async function callTool(
+  url: string,
+  headers: Record<string, string>,
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ status: number; text: string; answers: Record<string, unknown>[] }> {
+  const response = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 200) return { status: response.statusCode, text, answers: [] };
+  const answers = messagesOf({ status: 200, headers: response.headers, text }).filter(
+    (m) => m.id === id && ('result' in m || 'error' in m),
+  );
+  return { status: 200, text, answers };
+}
+
 describe('faults: switchboard serve with its upstream killed under load', () => {
   let gw: RunningServe;
 
@@ -133,17 +167,12 @@ describe('faults: switchboard serve with its upstream killed under load', () => 
         'timeouts:',
         '  request: 20s',
         'upstreams:',
-        '  odd:',
-        '    transport: stdio',
-        `    command: ${JSON.stringify(process.execPath)}`,
-        `    args: ${JSON.stringify([MISBEHAVING])}`,
-        '    maxMessageBytes: 64KiB',
         // A short restart delay, so that the load meets the upstream in every state.
-        '    restart: { initialDelay: 20ms, maxDelay: 200ms }',
-        '  echo:',
-        '    transport: stdio',
-        `    command: ${JSON.stringify(process.execPath)}`,
-        `    args: ${JSON.stringify([ECHO_SERVER])}`,
+        ...upstreamYaml('odd', MISBEHAVING, [
+          '    maxMessageBytes: 64KiB',
+          '    restart: { initialDelay: 20ms, maxDelay: 200ms }',
+        ]),
+        ...upstreamYaml('echo', ECHO_SERVER),
         '',
       ].join('\n'),
     });
@@ -174,24 +203,16 @@ describe('faults: switchboard serve with its upstream killed under load', () => 
         const myId = ++id;
         const started = Date.now();
         try {
-          const response = await request(gw.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...headers },
-            body: JSON.stringify({
-              jsonrpc: '2.0',
-              id: myId,
-              method: 'tools/call',
-              params: { name: `odd__${call.name}`, arguments: call.args },
-            }),
-            headersTimeout: 60_000,
-            bodyTimeout: 60_000,
-          });
-          const text = await response.body.text();
-          const raw = { status: response.statusCode, headers: response.headers, text };
-          if (response.statusCode >= 500 && response.statusCode !== 503)
-            problems.push(`${call.name}: status ${response.statusCode} ${text.slice(0, 200)}`);
-          if (response.statusCode !== 200) continue;
-          const answers = messagesOf(raw).filter((m) => m.id === myId && ('result' in m || 'error' in m));
+          const { status, text, answers } = await callTool(
+            gw.url,
+            headers,
+            myId,
+            `odd__${call.name}`,
+            call.args,
+          );
+          if (status >= 500 && status !== 503)
+            problems.push(`${call.name}: status ${status} ${text.slice(0, 200)}`);
+          if (status !== 200) continue;
           if (answers.length !== 1)
             problems.push(`${call.name}: ${answers.length} answers (${text.slice(0, 200)})`);
           const answer = answers[0];
@@ -228,17 +249,7 @@ describe('faults: switchboard serve with its upstream killed under load', () => 
     const deadline = Date.now() + 20_000;
     let last = '';
     while (Date.now() < deadline) {
-      const response = await request(gw.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...session.headers },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 'after',
-          method: 'tools/call',
-          params: { name: 'odd__echo', arguments: { message: 'back' } },
-        }),
-      });
-      last = await response.body.text();
+      last = (await callTool(gw.url, session.headers, ++id, 'odd__echo', { message: 'back' })).text;
       if (last.includes('"back"')) break;
       await sleep(200);
     }
@@ -301,10 +312,7 @@ describe('faults: switchboard serve whose disk fills under load', () => {
         dataDir: disk,
         configYaml: [
           'upstreams:',
-          '  odd:',
-          '    transport: stdio',
-          `    command: ${JSON.stringify(process.execPath)}`,
-          `    args: ${JSON.stringify([MISBEHAVING])}`,
+          ...upstreamYaml('odd', MISBEHAVING),
           // One upstream: its tools keep their own names on /mcp.
           'policy:',
           '  rules:',
@@ -326,27 +334,11 @@ describe('faults: switchboard serve whose disk fills under load', () => {
         let id = 0;
         const stopAt = Date.now() + 12_000;
         const call = async (headers: Record<string, string>, name: string, args: Record<string, unknown>) => {
-          const myId = ++id;
-          const response = await request(gw.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...headers },
-            body: JSON.stringify({
-              jsonrpc: '2.0',
-              id: myId,
-              method: 'tools/call',
-              params: { name, arguments: args },
-            }),
-            headersTimeout: 60_000,
-            bodyTimeout: 60_000,
-          });
-          const text = await response.body.text();
-          if (response.statusCode !== 200) {
-            problems.push(`${name}: status ${response.statusCode} ${text.slice(0, 200)}`);
+          const { status, text, answers } = await callTool(gw.url, headers, ++id, name, args);
+          if (status !== 200) {
+            problems.push(`${name}: status ${status} ${text.slice(0, 200)}`);
             return undefined;
           }
-          const answers = messagesOf({ status: 200, headers: response.headers, text }).filter(
-            (m) => m.id === myId && ('result' in m || 'error' in m),
-          );
           if (answers.length !== 1)
             problems.push(`${name}: ${answers.length} answers (${text.slice(0, 200)})`);
           return answers[0];
