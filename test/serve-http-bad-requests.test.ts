@@ -159,6 +159,15 @@ describe('switchboard serve: bad requests get their exact status', () => {
     });
   });
 
+  it('ends the connection with its 413, in both eras (the rest of the body is never read)', async () => {
+    const over = JSON.stringify({ ...PING, params: { pad: 'x'.repeat(MAX_BODY) } });
+    for (const era of [{}, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'ping' }]) {
+      const response = await post(url, over, era);
+      expectError(response, 413, -32006);
+      expect(headerOf(response, 'connection'), JSON.stringify(era)).toBe('close');
+    }
+  });
+
   describe('JSON-RPC validity', () => {
     it('answers 400 -32700 to malformed JSON', async () => {
       for (const body of ['{bad', '{"jsonrpc":"2.0","id":1,', '', 'null x']) {

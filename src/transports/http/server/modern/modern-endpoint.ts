@@ -216,12 +216,16 @@ export class ModernEndpoint {
     }
     const body = await readBody(req, { maxBytes: o.server.maxBodyBytes, timeoutMs: o.server.bodyTimeoutMs });
     if (body.kind === 'too-large') {
-      send(
+      // The rest of the body is left unread: the connection ends with the answer, as on the legacy
+      // endpoint, or it would stay open with a paused request on it.
+      o.metrics.inc('http_rejected_total', { reason: 'too-large' });
+      sendJsonRpcError(
         res,
         413,
-        null,
         JsonRpcCode.MessageTooLarge,
         `Payload Too Large: the body exceeds ${o.server.maxBodyBytes} bytes`,
+        null,
+        { connection: 'close' },
       );
       return;
     }
