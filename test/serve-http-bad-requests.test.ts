@@ -161,7 +161,11 @@ describe('switchboard serve: bad requests get their exact status', () => {
 
   it('ends the connection with its 413, in both eras (the rest of the body is never read)', async () => {
     const over = JSON.stringify({ ...PING, params: { pad: 'x'.repeat(MAX_BODY) } });
-    for (const era of [{}, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'ping' }]) {
+    const eras: Record<string, string>[] = [
+      {},
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'ping' },
+    ];
+    for (const era of eras) {
       const response = await post(url, over, era);
       expectError(response, 413, -32006);
       expect(headerOf(response, 'connection'), JSON.stringify(era)).toBe('close');
