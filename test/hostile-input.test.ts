@@ -40,17 +40,34 @@ const MODERN = '2026-07-28';
 /** The statuses a refusal may have; 500 is deliberately absent. */
 const STATUSES = new Set([200, 202, 400, 401, 403, 404, 405, 406, 409, 413, 415, 429, 503]);
 
+/** The MCP endpoints, whose every request is owed a JSON-RPC answer. */
+const MCP_ENDPOINTS = ['/mcp', '/servers/echo/mcp', '/servers/odd/mcp'] as const;
+/** The other paths a body can be POSTed to: a clear refusal each, never a 500. */
+const OTHER_ENDPOINTS = [
+  '/approvals',
+  '/approvals/01HX',
+  '/health',
+  '/meup',
+  '/servers/nope/mcp',
+  '/x',
+] as const;
+const ENDPOINTS = [...MCP_ENDPOINTS, ...OTHER_ENDPOINTS] as const;
+const isMcpEndpoint = (path: string): boolean => (MCP_ENDPOINTS as readonly string[]).includes(path);
+
 type Era = '2025-03-26' | '2025-11-25' | typeof MODERN | 'no-session' | 'unknown-session';
 
 interface Target {
-  readonly endpoint: '/mcp' | '/servers/echo/mcp' | '/servers/odd/mcp';
+  readonly endpoint: (typeof ENDPOINTS)[number];
   readonly era: Era;
   readonly accept: string | undefined;
   readonly contentType: string | undefined;
 }
 
 const targets: fc.Arbitrary<Target> = fc.record({
-  endpoint: fc.constantFrom('/mcp', '/servers/echo/mcp', '/servers/odd/mcp'),
+  endpoint: fc.oneof(
+    { weight: 6, arbitrary: fc.constantFrom(...MCP_ENDPOINTS) },
+    { weight: 1, arbitrary: fc.constantFrom(...OTHER_ENDPOINTS) },
+  ),
   era: fc.constantFrom<Era>(
     '2025-03-26',
     '2025-11-25',
@@ -237,7 +254,11 @@ describe('hostile input: switchboard serve', () => {
         const payload = renderer.render(shape);
         const body = target.era === MODERN && !payload.batch ? withModernMeta(payload.text) : payload.text;
         const response = await send(`${gw.base}${target.endpoint}`, headersFor(target, payload), body);
-        const problems = problemsWith(payload, response);
+        const problems = isMcpEndpoint(target.endpoint)
+          ? problemsWith(payload, response)
+          : STATUSES.has(response.status) && response.status !== 200 && response.status !== 202
+            ? []
+            : [`status ${response.status} on ${target.endpoint}`];
         for (const problem of problems)
           failures.add(
             problem,
