@@ -165,9 +165,13 @@ export function handleMcpRequest(core: SpaceCore, connection: SpaceConnection, e
   }
   const mcp = core.mcp;
   for (const p of proposals.open) core.proposals.close(p.id, 'fulfilled', envelope.id);
-  const answerTo = [...new Set([connection.participant, ...proposals.open.map((p) => p.proposer)])];
+  const proposers = [...new Set(proposals.open.map((p) => p.proposer))];
+  const answerTo = [...new Set([connection.participant, ...proposers])];
   const sessionKey = mcp.sessionKey(connection.participant, connection.roles, upstream);
-  core.route(connection, envelope, { traceSession: sessionKey });
+  // The proposers receive the fulfilling request itself, not only its response: a proposer links
+  // the response (correlated to the request) to its proposal through the request that names the
+  // proposal (MEW v0.4 section 3.2.1; the reference client's MEWParticipant does exactly this).
+  core.route(connection, envelope, { traceSession: sessionKey, alsoTo: proposers });
   mcp.call({
     participant: connection.participant,
     roles: connection.roles,
