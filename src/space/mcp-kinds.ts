@@ -258,6 +258,17 @@ function fulfilHeldCalls(
     return;
   }
   const approvals = core.approvals;
+  const own = held.filter((p) => approvals.isSelfApproval(p.id, connection.participant));
+  if (own.length > 0) {
+    core.reject(
+      connection,
+      envelope,
+      SpaceErrorCode.SelfApproval,
+      `${connection.participant} made this call and may not approve it itself: another approver must (four eyes; policy.approvals.allowSelfApproval allows it)`,
+      { proposals: own.map((p) => p.id) },
+    );
+    return;
+  }
   const traceSession = held[0]!.approval!.session;
   core.route(connection, envelope, { traceSession });
   for (const proposal of held) {
