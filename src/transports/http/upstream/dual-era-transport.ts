@@ -108,6 +108,15 @@ export class DualEraTransport implements EraTransport {
     return hasModernEnvelope(request.params) ? undefined : this.#legacy.refuse(request);
   }
 
+  /**
+   * A 2026-07-28 request goes to the stateless half, where the server cannot ask the client
+   * anything (its questions come back as `input_required`): the router must not take a server
+   * request arriving on the session's GET stream for that call's.
+   */
+  asksNothingFor(request: JsonRpcRequest): boolean {
+    return hasModernEnvelope(request.params);
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.#legacy.close(), this.#modern.close()]);
   }

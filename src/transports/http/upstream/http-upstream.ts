@@ -139,6 +139,11 @@ export class HttpUpstreamTransport implements UpstreamTransport {
     return this.#inner?.refuse?.(request);
   }
 
+  /** As the era transport in use promises (a dual-era one, for a 2026-07-28 client's request). */
+  asksNothingFor(request: JsonRpcRequest): boolean {
+    return this.#inner?.asksNothingFor?.(request) ?? false;
+  }
+
   /** Closes the era transport (DELETE of the session, streams aborted), then `onclose`. Idempotent. */
   close(): Promise<void> {
     this.#closed.abort();
