@@ -314,7 +314,7 @@ describe('HttpUpstreamTransport eras', () => {
     for (const res of held) if (!res.writableEnded) res.end();
   });
 
-  it('forces one era on a server of both when configured (no probe)', async () => {
+  it('forces an era when configured, without probing', async () => {
     server.handler = dual();
     const legacyOnly = open({ era: 'legacy' });
     await legacyOnly.transport.start();
@@ -322,6 +322,9 @@ describe('HttpUpstreamTransport eras', () => {
     const modernOnly = open({ era: 'modern' });
     await modernOnly.transport.start();
     expect(modernOnly.transport.kind).toBe('modern-http');
+    const both = open({ era: 'dual' });
+    await both.transport.start();
+    expect(both.transport.kind).toBe('dual-http');
     expect(server.requests).toEqual([]);
   });
 
