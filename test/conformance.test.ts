@@ -7,9 +7,10 @@
  * - at the 2026-07-28 wire, the stateless and header scenarios, and the frozen 2026-07-28
  *   requirement set with the three scenarios a legacy upstream cannot satisfy listed (and
  *   explained) in test/conformance-legacy-bridge-baseline.yml;
- * - with the fixture reached over HTTP, where the gateway probes it and speaks 2026-07-28 to it:
- *   the whole 2026-07-28 set with no exception, and the legacy suites (legacy clients bridged to a
- *   modern upstream);
+ * - with the fixture reached over HTTP, where the gateway probes it and finds it speaks both eras
+ *   (issue 19): the whole 2026-07-28 set with no exception (2026-07-28 clients spoken to in
+ *   2026-07-28), and the legacy suites (2025 clients on a 2025 session); and with `era: modern`
+ *   forced, the 2025-11-25 set through the bridge (legacy clients of a modern upstream);
  * - the transport scenarios against the built-in default configuration (server-everything and
  *   server-memory, aggregated), which is what a user gets from `switchboard serve`.
  * No other expected failures.
@@ -110,7 +111,7 @@ describe('conformance: switchboard serve fronting the conformance fixture (stdio
   }, 120_000);
 });
 
-describe('conformance: switchboard serve fronting the conformance fixture over HTTP (probed: 2026-07-28)', () => {
+describe('conformance: switchboard serve fronting the conformance fixture over HTTP (probed: both eras)', () => {
   let fixture: StartedProcess & { readonly url: string };
   let serve: RunningServe;
 
@@ -128,9 +129,29 @@ describe('conformance: switchboard serve fronting the conformance fixture over H
     await conformance(serve.url, ['--requirements', '2026-07-28']);
   }, 300_000);
 
-  it('passes the whole active suite and the 2025-11-25 set for legacy clients of that modern upstream', async () => {
+  it('passes the whole active suite and the 2025-11-25 set for legacy clients, on their own 2025 session', async () => {
     const active = await conformance(serve.url, []);
     expect(active.passed).toBeGreaterThanOrEqual(70);
+    await conformance(serve.url, ['--requirements', '2025-11-25']);
+  }, 300_000);
+});
+
+describe('conformance: the same fixture with era: modern forced (legacy clients bridged)', () => {
+  let fixture: StartedProcess & { readonly url: string };
+  let serve: RunningServe;
+
+  beforeAll(async () => {
+    fixture = await startHttpFixture('conformanceServer');
+    serve = await startServe({
+      configYaml: `upstreams:\n  conformance:\n    url: ${fixture.url}\n    era: modern\n`,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await serve?.stop();
+    await fixture?.stop();
+  });
+
+  it('passes the 2025-11-25 set through the bridge (this fixture asks through input_required on 2026-07-28)', async () => {
     await conformance(serve.url, ['--requirements', '2025-11-25']);
   }, 300_000);
 });

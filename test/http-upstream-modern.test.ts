@@ -1,8 +1,10 @@
 /**
  * The 2026-07-28 upstream client against real servers, through a real Router and the supervisor,
  * with a fake legacy client session in front: `modern-server.mjs` (2026-07-28 only, v2 SDK) and the
- * dual-era `conformance-server.mjs http`. The era probe picks modern for both, and legacy for
- * server-everything's Streamable HTTP. The client sees a legacy server: initialize, tools, progress,
+ * dual-era `conformance-server.mjs http` with `era: modern` forced (the bridge against a real
+ * server; with `era: auto` the probe finds that one speaks both eras, and the gateway speaks 2025
+ * to a 2025 client there). The probe picks modern for the first and legacy for server-everything's
+ * Streamable HTTP. The client sees a legacy server: initialize, tools, progress,
  * cancellation that reaches the server, sampling and elicitation asked through server->client
  * requests (bridged from input_required), resource subscriptions fed by subscriptions/listen,
  * x-mcp-header mirroring and the -32002 mapping.
@@ -29,7 +31,7 @@ interface Delivered {
 }
 
 /** A router, one legacy client session, and the upstream at `url` under supervision with `era: auto`. */
-async function gateway(url: string, cache = new EraCache()) {
+async function gateway(url: string, cache = new EraCache(), era: 'auto' | 'modern' = 'auto') {
   const metrics = new Metrics();
   const router = new Router({
     resolver: new PassthroughResolver(LINK, SESSION),
@@ -50,7 +52,7 @@ async function gateway(url: string, cache = new EraCache()) {
   const supervisor = new SupervisedHttpUpstream({
     router,
     link: LINK,
-    http: { name: 'up', url, maxMessageBytes: 4 * 1024 * 1024, era: 'auto', eraCache: cache },
+    http: { name: 'up', url, maxMessageBytes: 4 * 1024 * 1024, era, eraCache: cache },
     logger: silentLogger,
     metrics,
     restart: false,
@@ -197,13 +199,13 @@ describe('modern-server.mjs (2026-07-28 only)', () => {
   });
 });
 
-describe('conformance-server.mjs http (dual-era)', () => {
+describe('conformance-server.mjs http (dual-era), spoken to in 2026-07-28 (era: modern)', () => {
   let server: StartedProcess & { url: string };
   let gw: Awaited<ReturnType<typeof gateway>>;
 
   beforeAll(async () => {
     server = await startHttpFixture('conformanceServer');
-    gw = await gateway(server.url);
+    gw = await gateway(server.url, new EraCache(), 'modern');
   });
 
   afterAll(async () => {
@@ -211,9 +213,21 @@ describe('conformance-server.mjs http (dual-era)', () => {
     await server?.stop();
   });
 
-  it('is found modern', () => {
+  it('speaks 2026-07-28 to it', () => {
     expect(gw.supervisor.kind).toBe('modern-http');
     expect(gw.initialize()).toMatchObject({ serverInfo: { name: 'switchboard-conformance-fixture' } });
+  });
+
+  it('is found to speak both eras with era: auto, and then holds a 2025 session for a 2025 client', async () => {
+    const auto = await gateway(server.url);
+    try {
+      expect(auto.supervisor.kind).toBe('dual-http');
+      expect(auto.supervisor.era).toBe('dual');
+      expect(auto.initialize()).toMatchObject({ protocolVersion: '2025-11-25' });
+      expect(auto.supervisor.transport?.sessionId).toEqual(expect.any(String));
+    } finally {
+      await auto.close();
+    }
   });
 
   it('asks the client for sampling through a server->client request', async () => {

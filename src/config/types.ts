@@ -53,10 +53,11 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
   readonly restart: RestartConfig;
   /**
    * The upstream's protocol era: `auto` (the default) finds out with one `server/discover` probe
-   * (remembered per upstream); `modern` speaks 2026-07-28 and `legacy` the session-based
-   * revisions without probing.
+   * (and, after a modern answer, one `initialize`; remembered per upstream); `modern` speaks
+   * 2026-07-28 and `legacy` the session-based revisions to every client without probing; `dual`
+   * speaks to each client in its own era without probing (docs/eras.md).
    */
-  readonly era: 'auto' | 'modern' | 'legacy';
+  readonly era: 'auto' | 'modern' | 'legacy' | 'dual';
 }
 
 export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;

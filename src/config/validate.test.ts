@@ -528,10 +528,11 @@ describe('upstreams', () => {
       });
     });
 
-    it('takes the era auto by default, and modern or legacy when given', () => {
+    it('takes the era auto by default, and modern, legacy or dual when given', () => {
       expect(http(valid(remote({})).config).era).toBe('auto');
       expect(http(valid(remote({ era: 'modern' })).config).era).toBe('modern');
       expect(http(valid(remote({ era: 'legacy' })).config).era).toBe('legacy');
+      expect(http(valid(remote({ era: 'dual' })).config).era).toBe('dual');
       expect(issue(remote({ era: '2026' })).path).toBe('upstreams.remote.era');
       expect(issue({ upstreams: { local: { command: 'npx', era: 'modern' } } }).path).toBe(
         'upstreams.local.era',

@@ -331,7 +331,7 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
       transport,
       url: c.url(f, p),
       headers: c.headers(f, p),
-      era: c.choice(f, p, 'era', ['auto', 'modern', 'legacy'] as const, 'auto'),
+      era: c.choice(f, p, 'era', ['auto', 'modern', 'legacy', 'dual'] as const, 'auto'),
     };
     return http;
   }

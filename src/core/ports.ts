@@ -67,6 +67,10 @@ export interface UpstreamClose {
  * - `refuse`, when present, is asked about each client request before it is correlated and sent:
  *   an error there answers the client and nothing is sent (a request the peer's protocol cannot
  *   honour, e.g. a 2026-07-28 `requestState` for a legacy peer, which never issues one);
+ * - `asksNothingFor`, when present and true for a request, promises that the peer will send no
+ *   server->client request on its behalf (a 2026-07-28 request to an upstream that speaks both
+ *   eras: its questions come back as `input_required`), so the router leaves that call out when it
+ *   guesses which call an unrelated server request belongs to;
  * - `onclose` is called exactly once, after which nothing more is delivered;
  * - `close()` is idempotent.
  */
@@ -75,6 +79,8 @@ export interface UpstreamTransport {
   send(json: string, message: JsonRpcMessage): Wire | undefined;
   /** The error to answer `request` with instead of sending it, or `undefined` to send it. */
   refuse?(request: JsonRpcRequest): JsonRpcErrorObject | undefined;
+  /** Whether the peer will never ask the client anything on behalf of `request` (see above). */
+  asksNothingFor?(request: JsonRpcRequest): boolean;
   close(): Promise<void>;
   onmessage?: (text: string, meta: InboundMeta) => void;
   onclose?: (close: UpstreamClose) => void;

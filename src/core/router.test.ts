@@ -42,6 +42,13 @@ class FakeUpstream implements UpstreamTransport {
   /** What the transport refuses to carry (a legacy peer's transport refuses a `requestState`). */
   refusal?: (request: JsonRpcRequest) => JsonRpcErrorObject | undefined;
 
+  /** The requests the peer will ask the client nothing for (a dual-era link's 2026-07-28 ones). */
+  silentFor?: (request: JsonRpcRequest) => boolean;
+
+  asksNothingFor(request: JsonRpcRequest): boolean {
+    return this.silentFor?.(request) ?? false;
+  }
+
   async start(): Promise<void> {}
 
   refuse(request: JsonRpcRequest): JsonRpcErrorObject | undefined {
@@ -618,6 +625,20 @@ describe('Router: server->client requests', () => {
     expect(
       h.metrics.get('server_requests_unattributed_total', { upstream: 'srvL', method: 'roots/list' }),
     ).toBe(1);
+  });
+
+  it('leaves out the calls the transport promised to ask nothing for (a 2026-07-28 call on a dual-era link)', () => {
+    const h = setup({ sessions: ['A', 'B'] });
+    link(h).silentFor = (request) => JSON.stringify(request.params).includes('2026-07-28');
+    h.request('A', 1, 'tools/call', {
+      name: 'slow',
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' },
+    });
+    h.request('B', 1, 'tools/call', { name: 'test_sampling' });
+    link(h).inject({ jsonrpc: '2.0', id: 'ask', method: 'sampling/createMessage', params: {} });
+    expect(port(h, 'A').messages).toEqual([]);
+    expect(port(h, 'B').deliveries.map((d) => d.delivery)).toEqual([{ kind: 'related', request: 1 }]);
+    expect(link(h).responses()).toEqual([]);
   });
 
   it('answers an unattributable ping itself', () => {

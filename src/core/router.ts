@@ -1949,8 +1949,21 @@ export class Router {
       if (parent && !parent.tag.internal) return { session: parent.session, parent };
     }
     const waiting = this.#table.sessionsWaitingOn(link.id).filter((s) => s !== INTERNAL_SESSION);
-    if (waiting.length > 0) {
-      let pending = waiting.flatMap((s) => this.#table.clientRequestsOf(s).filter((e) => e.link === link.id));
+    // Calls the peer promised to ask nothing for (a 2026-07-28 client's, on a link to an upstream of
+    // both eras; `UpstreamTransport.asksNothingFor`) are no candidates: left in, one in flight would
+    // make a 2025 client's server request on the same link unroutable. With none left, the rule is
+    // as with no call in flight.
+    const asksNothing = link.transport.asksNothingFor?.bind(link.transport);
+    let pending = waiting.flatMap((s) =>
+      this.#table
+        .clientRequestsOf(s)
+        .filter(
+          (e) =>
+            e.link === link.id &&
+            !(asksNothing && e.tag.call && asksNothing(e.tag.call.routed ?? e.tag.call.request)),
+        ),
+    );
+    if (pending.length > 0) {
       if (pending.length > 1) {
         // A call already waiting on its own request to the client is blocked (servers await those
         // answers): the new request is another call's. A 2026-07-28 client's parked call (input

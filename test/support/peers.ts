@@ -70,6 +70,11 @@ export const FIXTURES = {
   conformanceServer: join(ROOT, 'test/fixtures/conformance-server.mjs'),
   /** 2026-07-28 Streamable HTTP: `--port N [--legacy stateless]`; tools echo, add, slow-progress, cancellations. */
   modernServer: join(ROOT, 'test/fixtures/modern-server.mjs'),
+  /**
+   * Both eras as a v2-SDK server with 2025 code has them (`--port N`): server requests, subscriptions
+   * and list changes on 2025 sessions only; `ask_name` answers input_required on 2026-07-28.
+   */
+  dualEraServer: join(ROOT, 'test/fixtures/dual-era-server.mjs'),
   /** The fastest stdio server (no SDK), for benchmarks: tool `echo`. */
   echoServer: join(ROOT, 'test/fixtures/echo-server.mjs'),
 } as const;
@@ -242,7 +247,7 @@ export function startProcess(
 
 /** Starts one of our HTTP fixtures on a free port and resolves with its MCP endpoint URL. */
 export async function startHttpFixture(
-  fixture: 'conformanceServer' | 'modernServer',
+  fixture: 'conformanceServer' | 'modernServer' | 'dualEraServer',
   extraArgs: readonly string[] = [],
 ): Promise<StartedProcess & { readonly url: string }> {
   const args =

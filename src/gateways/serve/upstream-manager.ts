@@ -24,8 +24,11 @@ import { LATEST_LEGACY_REVISION } from '../../protocol/mcp/revisions.js';
 export interface SupervisedLink {
   start(): Promise<void>;
   close(): Promise<void>;
-  /** The protocol era the upstream speaks, once known (stdio links are legacy: leave it out). */
-  readonly era?: 'modern' | 'legacy' | undefined;
+  /**
+   * The protocol era the upstream speaks, once known (stdio links are legacy: leave it out);
+   * `dual`: both, each client spoken to in its own era.
+   */
+  readonly era?: 'modern' | 'legacy' | 'dual' | undefined;
 }
 
 export interface LinkFactoryParams {
@@ -178,7 +181,7 @@ export class UpstreamManager {
 
   /** The capabilities of an upstream as last seen (undefined before any handshake succeeded). */
   /** The era of the connection a session uses for an upstream, once it is known. */
-  eraOf(name: string, session: SessionKey): 'modern' | 'legacy' | undefined {
+  eraOf(name: string, session: SessionKey): 'modern' | 'legacy' | 'dual' | undefined {
     const upstream = this.#upstreams.get(name);
     if (!upstream) return undefined;
     if (upstream.config.transport === 'stdio') return 'legacy';

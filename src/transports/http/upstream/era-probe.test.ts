@@ -67,6 +67,60 @@ describe('probeEra', () => {
     });
   });
 
+  it('asks a modern server initialize too, and keeps it modern when it is refused (a 2026-07-28-only server)', async () => {
+    server.handler = (r, res) => {
+      const m = JSON.parse(r.body) as { id: unknown; method: string };
+      if (m.method === 'server/discover') json(res, { jsonrpc: '2.0', id: m.id, result: DISCOVER });
+      else json(res, { ...rpcError(-32022, 'Unsupported protocol version: 2025-11-25'), id: m.id }, 400);
+    };
+    const verdict = await probe();
+    expect(verdict).toMatchObject({ era: 'modern', status: 200 });
+    expect(verdict.reason).toContain('initialize got HTTP 400');
+    expect(server.requests.map((r) => (JSON.parse(r.body) as { method: string }).method)).toEqual([
+      'server/discover',
+      'initialize',
+    ]);
+    // The configured headers go with the question; the protocol's own are the 2025 client's.
+    expect(server.requests[1]?.headers).toMatchObject({ 'x-api-key': 'k' });
+    expect(server.requests[1]?.headers['mcp-protocol-version']).toBeUndefined();
+  });
+
+  it('takes an initialize result over SSE, then ends the session it opened', async () => {
+    server.handler = (r, res) => {
+      if (r.method === 'DELETE') {
+        res.writeHead(200).end();
+        return;
+      }
+      const m = JSON.parse(r.body) as { id: unknown; method: string };
+      if (m.method === 'server/discover') {
+        json(res, { jsonrpc: '2.0', id: m.id, result: DISCOVER });
+        return;
+      }
+      startSse(res, { 'mcp-session-id': 'probe-session' });
+      res.end(
+        sseEvent({
+          data: { jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: {} } },
+        }),
+      );
+    };
+    expect(await probe()).toMatchObject({ era: 'dual', status: 200 });
+    const deleted = server.requests.find((r) => r.method === 'DELETE');
+    expect(deleted?.headers['mcp-session-id']).toBe('probe-session');
+  });
+
+  it('keeps a modern verdict when initialize is answered with a 2026-07-28 version', async () => {
+    server.handler = (r, res) => {
+      const m = JSON.parse(r.body) as { id: unknown; method: string };
+      json(res, {
+        jsonrpc: '2.0',
+        id: m.id,
+        result:
+          m.method === 'server/discover' ? DISCOVER : { protocolVersion: '2026-07-28', capabilities: {} },
+      });
+    };
+    expect((await probe()).era).toBe('modern');
+  });
+
   it('reads a discover result from an SSE answer too', async () => {
     server.handler = (r, res) => {
       startSse(res);

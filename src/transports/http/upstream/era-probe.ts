@@ -5,6 +5,9 @@
  *
  * - modern: a 2xx response carrying a `DiscoverResult` (`supportedVersions` is an array), or a
  *   recognised modern error in any status: -32020, -32021, -32022, or -32601 with HTTP 404.
+ * - dual: modern, and the server speaks the 2025 handshake too: its `supportedVersions` lists a
+ *   legacy revision, or else it accepts one `initialize` (`handshake-probe.ts`; the session that
+ *   opens is deleted at once). Such a server is spoken to in each client's own era.
  * - legacy: anything else the server answered: a 4xx without such a body (a legacy server's 400
  *   "no session id", the 404/405 of a 2024-11-05 server), a 2xx that is not a discover result (a
  *   legacy server without sessions answering -32601 with 200).
@@ -19,8 +22,9 @@ import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error
 import { silentLogger } from '../../../observe/logger.js';
 import { Metrics } from '../../../observe/metrics.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
-import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
+import { eraOf, isKnownRevision, MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import { describeNetworkError } from './describe-error.js';
+import { probeHandshake } from './handshake-probe.js';
 import { HttpConnection } from './http-connection.js';
 import { readModernAnswer } from './modern-answer.js';
 import { errorObjectOf, isModernErrorSignal } from './modern-errors.js';
@@ -28,8 +32,11 @@ import { modernRequestHeaders } from './modern-request-headers.js';
 import { META } from './request-envelope.js';
 import { configuredHeaders } from './request-headers.js';
 
-/** The two eras: `initialize`-based (2025-11-25 and earlier) or per-request envelopes (2026-07-28). */
-export type UpstreamEra = 'modern' | 'legacy';
+/**
+ * What an upstream speaks: the `initialize`-based era (2025-11-25 and earlier), the per-request
+ * envelopes of 2026-07-28, or both (`dual`: each client is spoken to in its own era).
+ */
+export type UpstreamEra = 'modern' | 'legacy' | 'dual';
 
 /** Where and how to probe. */
 export interface EraProbeOptions {
@@ -42,6 +49,11 @@ export interface EraProbeOptions {
   readonly dispatcher: Dispatcher;
   /** Longest wait for the whole answer (default 10000 ms). */
   readonly timeoutMs?: number;
+  /**
+   * The caller was closed: the `initialize` question (after a modern answer) is not asked, or is
+   * given up, and the verdict is `modern`. (The discover question still gets its answer.)
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** What the probe found, with what it is based on (for logs). */
@@ -67,6 +79,23 @@ function unavailable(name: string, message: string, status?: number): Switchboar
 
 /** Probes the upstream's era (see the file comment). Rejects with a `SwitchboardError` without a verdict. */
 export async function probeEra(options: EraProbeOptions): Promise<EraVerdict> {
+  const verdict = await probeDiscover(options);
+  if (verdict.era !== 'modern') return { era: verdict.era, status: verdict.status, reason: verdict.reason };
+  const handshake = await probeHandshake({
+    name: options.name,
+    url: options.url,
+    dispatcher: options.dispatcher,
+    timeoutMs: options.timeoutMs ?? 10_000,
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return handshake.accepted
+    ? { era: 'dual', status: verdict.status, reason: `${verdict.reason}; ${handshake.reason}` }
+    : { era: 'modern', status: verdict.status, reason: `${verdict.reason}; ${handshake.reason}` };
+}
+
+/** The discover step: modern, legacy, or dual when `supportedVersions` names a legacy revision. */
+async function probeDiscover(options: EraProbeOptions): Promise<EraVerdict> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const params: JsonObject = {
     _meta: {
@@ -118,8 +147,16 @@ export async function probeEra(options: EraProbeOptions): Promise<EraVerdict> {
       return { era: 'modern', status, reason: `HTTP ${status} with the modern error ${error.code}` };
     if (answer.kind === 'response' && !error) {
       const result = answer.response.result;
-      if (isObject(result) && Array.isArray(result.supportedVersions))
+      if (isObject(result) && Array.isArray(result.supportedVersions)) {
+        const legacy = result.supportedVersions.filter((v) => isKnownRevision(v) && eraOf(v) === 'legacy');
+        if (legacy.length > 0)
+          return {
+            era: 'dual',
+            status,
+            reason: `HTTP ${status} with a discover result listing ${legacy.join(', ')}`,
+          };
         return { era: 'modern', status, reason: `HTTP ${status} with a discover result` };
+      }
       return { era: 'legacy', status, reason: `HTTP ${status} with a result that is not a discover result` };
     }
     if (status >= 500) {

@@ -7,9 +7,11 @@
  *   (`modern-http.ts`) to a modern server. A legacy server (and `era: 'legacy'`, the default when
  *   no era is given) gets Streamable HTTP; when the `initialize` POST gets 400, 404 or 405 it falls
  *   back, as the spec asks, to the 2024-11-05 HTTP+SSE transport on the same URL and sends that
- *   `initialize` again there. Anything sent meanwhile waits and follows in order. `era: 'modern'`
- *   skips the probe and speaks 2026-07-28.
- * - a known kind (`modern-http`, `streamable-http`, `sse`) skips every probe: the supervisor passes
+ *   `initialize` again there. Anything sent meanwhile waits and follows in order. A server that
+ *   speaks both eras (the probe's `dual`) gets each request in its client's era
+ *   (`dual-era-transport.ts`). `era: 'modern'` skips the probe and speaks 2026-07-28 to every
+ *   client (bridging 2025 clients); `era: 'legacy'` speaks 2025 to every client.
+ * - a known kind (`modern-http`, `streamable-http`, `sse`, `dual-http`) skips every probe: the supervisor passes
  *   the kind it learned on the first connection, so a restart does not probe again.
  *
  * One keep-alive `Pool` serves every era transport this object creates (unless a dispatcher is
@@ -66,6 +68,8 @@ export class HttpUpstreamTransport implements UpstreamTransport {
   #held: { json: string; message: JsonRpcMessage }[] | undefined;
   #starting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  /** Aborted on close: a probe still asking gives up its `initialize` question. */
+  readonly #closed = new AbortController();
 
   constructor(options: HttpUpstreamTransportOptions) {
     this.#o = options;
@@ -135,22 +139,54 @@ export class HttpUpstreamTransport implements UpstreamTransport {
     return this.#inner?.refuse?.(request);
   }
 
+  /** As the era transport in use promises (a dual-era one, for a 2026-07-28 client's request). */
+  asksNothingFor(request: JsonRpcRequest): boolean {
+    return this.#inner?.asksNothingFor?.(request) ?? false;
+  }
+
   /** Closes the era transport (DELETE of the session, streams aborted), then `onclose`. Idempotent. */
   close(): Promise<void> {
+    this.#closed.abort();
     this.#closing ??= this.#shutdown();
     return this.#closing;
   }
 
   async #begin(requested: 'auto' | HttpUpstreamKind): Promise<void> {
     let kind = requested;
-    if (kind === 'auto' && (await this.#era()) === 'modern') kind = 'modern-http';
+    if (kind === 'auto') {
+      const era = await this.#era();
+      if (era === 'modern') kind = 'modern-http';
+      else if (era === 'dual') kind = 'dual-http';
+    }
     // Closed while the probe ran: nothing to connect any more.
     if (this.#out.closed) return;
     const inner =
       kind === 'auto'
         ? this.#create('streamable-http', { onInitializeRejected: (rejection) => this.#fallBack(rejection) })
-        : this.#create(kind, kind === 'modern-http' ? { onDiscoverFailed: () => this.#doubtEra() } : {});
+        : this.#create(kind, this.#hooks(kind));
     await inner.start();
+  }
+
+  /**
+   * What a connection built on a known era does when that era turns out wrong: a 2026-07-28 server
+   * whose discover got no answer, or a dual-era server that refused the session's `initialize`
+   * (it takes the 2025 handshake no longer): the era is forgotten, so the next connection probes
+   * again, and, for the refused `initialize`, the connection attempt fails (the supervisor retries).
+   */
+  #hooks(kind: HttpUpstreamKind): Parameters<typeof createEraTransport>[2] {
+    if (kind === 'modern-http') return { onDiscoverFailed: () => this.#doubtEra() };
+    if (kind !== 'dual-http') return {};
+    return {
+      onInitializeRejected: (rejection) => {
+        this.#doubtEra();
+        const detail = rejection.detail ? ` (${rejection.detail})` : '';
+        this.#out.fail(
+          rejection.message.id,
+          `upstream ${this.#o.name} was found to speak both eras, but refused the 2025 initialize with HTTP ${rejection.status}${detail}`,
+          rejection.status,
+        );
+      },
+    };
   }
 
   /** The era to speak: the configured one, else the cached one, else the probe's (then cached). */
@@ -166,6 +202,7 @@ export class HttpUpstreamTransport implements UpstreamTransport {
       dispatcher: this.#dispatcher,
       ...(o.headers ? { headers: o.headers } : {}),
       ...(o.probeTimeoutMs === undefined ? {} : { timeoutMs: o.probeTimeoutMs }),
+      signal: this.#closed.signal,
     });
     o.metrics.inc('upstream_era_probes_total', { upstream: o.name, era: verdict.era });
     o.logger.info({ upstream: o.name, era: verdict.era, reason: verdict.reason }, 'upstream era detected');

@@ -266,6 +266,14 @@ export class ModernHttpTransport implements UpstreamTransport {
   }
 
   /**
+   * Whether the router's request `id` is in flight here: a transport that shares the link with
+   * another (`dual-era-transport.ts`) sends a cancellation where its request went.
+   */
+  inFlight(id: RequestId): boolean {
+    return this.#flights.has(idKey(id));
+  }
+
+  /**
    * Returns the request as it goes out (with the 2026-07-28 envelope in `_meta`) when it is
    * forwarded; nothing for what this transport answers or handles itself (`initialize`, `ping`,
    * `logging/setLevel`, subscriptions, notifications), which never goes out as such.

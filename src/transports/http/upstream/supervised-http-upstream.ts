@@ -17,6 +17,7 @@ import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import type { BackoffOptions } from '../../backoff.js';
 import { LinkSupervisor } from '../../link-supervisor.js';
+import type { UpstreamEra } from './era-probe.js';
 import type { HttpUpstreamKind } from './era-transport.js';
 import { createUpstreamPool } from './http-connection.js';
 import { HttpUpstreamTransport, type HttpUpstreamTransportOptions } from './http-upstream.js';
@@ -92,9 +93,17 @@ export class SupervisedHttpUpstream {
   }
 
   /** The upstream's protocol era, once connected (`SupervisedLink.era`). */
-  get era(): 'modern' | 'legacy' | undefined {
-    const kind = this.kind;
-    return kind === undefined ? undefined : kind === 'modern-http' ? 'modern' : 'legacy';
+  get era(): UpstreamEra | undefined {
+    switch (this.kind) {
+      case undefined:
+        return undefined;
+      case 'modern-http':
+        return 'modern';
+      case 'dual-http':
+        return 'dual';
+      default:
+        return 'legacy';
+    }
   }
 
   get restarts(): number {
