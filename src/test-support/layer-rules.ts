@@ -264,7 +264,7 @@ export function renderImports(layer: Layer): string {
         ...(allowed.typesOnly === true ? ['types'] : []),
         ...(allowed.files ?? []).map((f) => `\`${f}\``),
       ];
-      return `${name}${what.length > 0 ? ` (${what.join(', ')})` : ''}${allowed.why !== undefined ? '*' : ''}`;
+      return `${name}${what.length > 0 ? ` (${what.join(', ')})` : ''}${allowed.why !== undefined ? ' †' : ''}`;
     })
     .join(', ');
 }
