@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ECHO_SERVER } from './support/cli.js';
+import { MewLikeProposer } from './support/mew-proposer.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
 import { Participant, spaceUrlOf, type Wire } from './support/space.js';
 
@@ -247,5 +248,61 @@ describe('the MEW join handshake', () => {
     expect(chats.map((e) => (e.payload as { i: number }).i)).toEqual([1, 2, 3]);
     expect(c.received[0]!.kind).toBe('system/welcome');
     c.ws.close();
+  });
+});
+
+describe('a proposal fulfilled, followed as the MEW reference client follows it', () => {
+  const echoCall = (message: string) => ({
+    jsonrpc: '2.0',
+    id: 44,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { message } },
+  });
+
+  it('the proposer receives the fulfilling mcp/request (naming its proposal) and its response, and resolves; others see neither', async () => {
+    // bob has the default capabilities: mcp/proposal, not mcp/request. Like MEWParticipant.mcpRequest,
+    // it proposes and links the outcome only through the request that names its proposal.
+    const bob = await track(
+      Participant.connect(url, {
+        join: { type: 'join', space: 'dev-space', token: BOB, participantId: 'bob' },
+      }),
+    );
+    const alice = await track(Participant.connect(url, { token: ALICE }));
+    const bot = await track(Participant.connect(url, { token: BOT }));
+    const mew = new MewLikeProposer(bob);
+    const result = mew.mcpRequest(['server-echo'], echoCall('fulfilled for bob'), 5000);
+    const proposal = await alice.next((e) => e.kind === 'mcp/proposal' && e.from === 'bob');
+    expect(mew.sent.get(String(proposal.id))).toBe('mcp/proposal');
+    const fulfil = alice.send({
+      kind: 'mcp/request',
+      to: ['server-echo'],
+      correlation_id: [proposal.id],
+      payload: echoCall('fulfilled for bob'),
+    });
+    await expect(result).resolves.toMatchObject({ content: [{ text: 'fulfilled for bob' }] });
+
+    // What bob got: the fulfilment as alice sent it, then the response naming it first.
+    const request = bob.received.findIndex((e) => e.id === fulfil.id);
+    const response = bob.received.findIndex(
+      (e) => e.kind === 'mcp/response' && (e.correlation_id as unknown[])[0] === fulfil.id,
+    );
+    expect(request).toBeGreaterThanOrEqual(0);
+    expect(bob.received[request]).toEqual(fulfil);
+    expect(response).toBeGreaterThan(request);
+    // The proposal was never withdrawn (the reference client withdraws on its timeout).
+    await alice.barrier();
+    expect(alice.received.some((e) => e.kind === 'mcp/withdraw')).toBe(false);
+
+    // The proposer can find the fulfilment in the history too.
+    const ask = bob.send({ kind: 'space/history', to: ['gateway'], payload: {} });
+    const history = (await bob.reply(ask.id, 'system/history')).payload as { envelopes: Wire[] };
+    expect(history.envelopes.map((e) => e.id)).toContain(fulfil.id);
+
+    // bot saw the (broadcast) proposal; the fulfilment and its response were addressed to the server
+    // and the proposer, not to it.
+    await bot.next((e) => e.id === proposal.id);
+    await bot.barrier();
+    expect(bot.received.some((e) => e.id === fulfil.id)).toBe(false);
+    expect(bot.repliesTo(fulfil.id)).toEqual([]);
   });
 });

@@ -228,6 +228,12 @@ export interface PolicyConfig {
     readonly timeoutMs: number;
     /** Principals holding one of these roles may approve or reject. */
     readonly approverRoles: readonly string[];
+    /**
+     * Whether an approver may approve a call it made itself (the ledger then names it as both
+     * caller and decider). False by default: four eyes. Without `auth` (the one local user) it is
+     * always allowed, whatever this says.
+     */
+    readonly allowSelfApproval: boolean;
   };
 }
 

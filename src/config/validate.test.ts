@@ -100,7 +100,11 @@ describe('defaults', () => {
       ],
       trace: { enabled: true, maxPayloadBytes: 1024 * 1024, payloads: 'redacted' },
       logging: { level: 'info' },
-      policy: { default: 'allow', rules: [], approvals: { timeoutMs: 300_000, approverRoles: ['approver'] } },
+      policy: {
+        default: 'allow',
+        rules: [],
+        approvals: { timeoutMs: 300_000, approverRoles: ['approver'], allowSelfApproval: false },
+      },
       audit: {
         enabled: true,
         fsync: 'critical',

@@ -18,6 +18,8 @@ export const SbErrorCode = {
   Unroutable: 'SB_UNROUTABLE',
   PolicyDenied: 'SB_POLICY_DENIED',
   ApprovalRejected: 'SB_APPROVAL_REJECTED',
+  /** An approver approving a call it made itself, while four eyes are required. */
+  SelfApproval: 'SB_SELF_APPROVAL',
   AuditUnavailable: 'SB_AUDIT_UNAVAILABLE',
   LimitExceeded: 'SB_LIMIT_EXCEEDED',
   Unauthorized: 'SB_UNAUTHORIZED',

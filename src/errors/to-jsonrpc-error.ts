@@ -17,6 +17,7 @@ const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
   SB_UNROUTABLE: JsonRpcCode.Unroutable,
   SB_POLICY_DENIED: JsonRpcCode.PolicyDenied,
   SB_APPROVAL_REJECTED: JsonRpcCode.ApprovalRejected,
+  SB_SELF_APPROVAL: JsonRpcCode.Unauthorized,
   SB_AUDIT_UNAVAILABLE: JsonRpcCode.AuditUnavailable,
   SB_LIMIT_EXCEEDED: JsonRpcCode.LimitExceeded,
   SB_UNAUTHORIZED: JsonRpcCode.Unauthorized,

@@ -121,7 +121,11 @@ export class StdioGateway {
     if (options.ledger) {
       // Policy allows everything here (the wrapper has no configuration); the interceptor still
       // tiers each call and writes its record, and fails closed when the ledger cannot write.
-      this.#approvals = new ApprovalRegistry({ timeoutMs: POLICY_DEFAULTS.approvals.timeoutMs });
+      // One local user and no authentication: nobody else could approve (and nothing asks here).
+      this.#approvals = new ApprovalRegistry({
+        timeoutMs: POLICY_DEFAULTS.approvals.timeoutMs,
+        allowSelfApproval: true,
+      });
       this.#router.addInterceptor(
         new GovernanceInterceptor({
           policy: new PolicyEngine(POLICY_DEFAULTS),

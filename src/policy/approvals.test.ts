@@ -36,6 +36,34 @@ describe('ApprovalRegistry', () => {
     });
   });
 
+  it('four eyes by default: the caller may not approve its own call (it stays held), but may reject it', async () => {
+    const registry = new ApprovalRegistry({ timeoutMs: 60_000 });
+    const held = registry.request(details);
+    expect(registry.isSelfApproval(held.id, 'alice')).toBe(true);
+    expect(registry.isSelfApproval(held.id, 'carol')).toBe(false);
+    expect(registry.decide(held.id, { approve: true, by: 'alice' })).toBe('self-approval');
+    expect(registry.pending().map((r) => r.id)).toEqual([held.id]);
+    expect(registry.decide(held.id, { approve: true, by: 'carol' })).toBe('decided');
+    await expect(held.outcome).resolves.toEqual({ approved: true, decidedBy: 'carol' });
+    const other = registry.request(details);
+    expect(registry.decide(other.id, { approve: false, by: 'alice', reason: 'changed my mind' })).toBe(
+      'decided',
+    );
+    await expect(other.outcome).resolves.toMatchObject({
+      approved: false,
+      why: 'rejected',
+      decidedBy: 'alice',
+    });
+  });
+
+  it('lets the caller approve its own call when self-approval is allowed', async () => {
+    const registry = new ApprovalRegistry({ timeoutMs: 60_000, allowSelfApproval: true });
+    const held = registry.request(details);
+    expect(registry.isSelfApproval(held.id, 'alice')).toBe(false);
+    expect(registry.decide(held.id, { approve: true, by: 'alice' })).toBe('decided');
+    await expect(held.outcome).resolves.toEqual({ approved: true, decidedBy: 'alice' });
+  });
+
   it('rejects when nobody decides before the timeout', async () => {
     const registry = new ApprovalRegistry({ timeoutMs: 5000 });
     const { outcome } = registry.request(details);

@@ -2,6 +2,10 @@
  * Calls held for a person's decision (policy "ask"). The HTTP approvals API and the MEUP space
  * share one registry, so an approval granted in one place is seen in the other. No decision
  * before the timeout means rejected; a call its client cancels is withdrawn.
+ *
+ * Four eyes: unless `allowSelfApproval`, the principal that made a call may not approve it (the
+ * ledger would name it as both caller and decider); it may still reject it. The rule is here, in
+ * the one registry, so every way of deciding (the HTTP API, the space, whatever comes next) keeps it.
  */
 
 import type { Tier } from '../config/types.js';
@@ -35,7 +39,8 @@ export type ApprovalOutcome =
       readonly reason?: string;
     };
 
-export type DecideResult = 'decided' | 'unknown' | 'already-decided';
+/** `self-approval`: refused, the decider made the call and self-approval is not allowed. */
+export type DecideResult = 'decided' | 'unknown' | 'already-decided' | 'self-approval';
 
 export interface ApprovalEvents {
   created(request: ApprovalRequest): void;
@@ -51,6 +56,7 @@ interface Pending {
 export class ApprovalRegistry {
   readonly #timeoutMs: number;
   readonly #maxPending: number;
+  readonly #allowSelfApproval: boolean;
   readonly #now: () => number;
   readonly #pending = new Map<string, Pending>();
   /** Recently decided ids (bounded), so a late decision is told "already decided", not "unknown". */
@@ -60,10 +66,16 @@ export class ApprovalRegistry {
   constructor(options: {
     readonly timeoutMs: number;
     readonly maxPending?: number;
+    /**
+     * Whether a principal may approve its own call. Default false (four eyes); the composition
+     * allows it without authentication (the one local user) or when the configuration says so.
+     */
+    readonly allowSelfApproval?: boolean;
     readonly now?: () => number;
   }) {
     this.#timeoutMs = options.timeoutMs;
     this.#maxPending = options.maxPending ?? 1000;
+    this.#allowSelfApproval = options.allowSelfApproval ?? false;
     this.#now = options.now ?? Date.now;
   }
 
@@ -120,13 +132,17 @@ export class ApprovalRegistry {
     return { id, outcome };
   }
 
-  /** Approves or rejects a held call. */
+  /**
+   * Approves or rejects a held call. An approval by the call's own principal is refused
+   * (`self-approval`, the call stays held) unless self-approval is allowed.
+   */
   decide(
     id: string,
     decision: { readonly approve: boolean; readonly by: string; readonly reason?: string },
   ): DecideResult {
     const entry = this.#pending.get(id);
     if (!entry) return this.#decided.has(id) ? 'already-decided' : 'unknown';
+    if (decision.approve && this.#refusesSelfApproval(entry.request, decision.by)) return 'self-approval';
     const reason = decision.reason === undefined ? {} : { reason: decision.reason };
     entry.settle(
       decision.approve
@@ -134,6 +150,16 @@ export class ApprovalRegistry {
         : { approved: false, why: 'rejected', decidedBy: decision.by, ...reason },
     );
     return 'decided';
+  }
+
+  /** Whether `by` approving held call `id` would be refused as approving its own call. */
+  isSelfApproval(id: string, by: string): boolean {
+    const entry = this.#pending.get(id);
+    return entry !== undefined && this.#refusesSelfApproval(entry.request, by);
+  }
+
+  #refusesSelfApproval(request: ApprovalRequest, by: string): boolean {
+    return !this.#allowSelfApproval && request.principal === by;
   }
 
   pending(): ApprovalRequest[] {

@@ -15,7 +15,7 @@ function engine(rules: PolicyConfig['rules'], def: PolicyConfig['default'] = 'al
   return new PolicyEngine({
     default: def,
     rules,
-    approvals: { timeoutMs: 1000, approverRoles: ['approver'] },
+    approvals: { timeoutMs: 1000, approverRoles: ['approver'], allowSelfApproval: false },
   });
 }
 

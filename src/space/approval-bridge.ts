@@ -8,7 +8,8 @@
  * - an approver in the space decides it: an `mcp/request` naming it in `correlation_id` approves
  *   (the held call then runs with the client's own arguments, and its result comes back to the
  *   approver as the `mcp/response` of that request), an `mcp/reject` rejects; `decided_by` is the
- *   participant, so the ledger names the approver;
+ *   participant, so the ledger names the approver; approving a call the participant (as a
+ *   principal) made itself is refused unless self-approval is allowed (four eyes, the registry's rule);
  * - every decision, wherever it was made (space, HTTP API, timeout, the client giving up), closes
  *   the proposal and is announced with `system/approval`.
  */
@@ -109,6 +110,11 @@ export class ApprovalBridge {
     } finally {
       this.#deciding = undefined;
     }
+  }
+
+  /** Whether participant `by` approving held call `id` is refused: it made the call (four eyes). */
+  isSelfApproval(id: string, by: string): boolean {
+    return this.#registry.isSelfApproval(id, by);
   }
 
   /** Told by the space's call watcher when any call ends: the result of an approved held call. */

@@ -238,6 +238,45 @@ describe('calls held for approval', () => {
     expect(held.outcome()).toBeUndefined();
   });
 
+  it('four eyes: an approver may not approve its own held call (self_approval), but may reject it', async () => {
+    const { registry, approver, watcher, send } = approvalSpace();
+    const own = hold(registry, { principal: 'approver' });
+    const fulfil = send(approver, {
+      kind: 'mcp/request',
+      to: ['server-everything'],
+      correlation_id: [own.id],
+      payload: CALL,
+    });
+    expect(errorsOf(approver)).toMatchObject([
+      { code: 'self_approval', correlation: [fulfil.id], payload: { proposals: [own.id] } },
+    ]);
+    expect(String(errorsOf(approver)[0]!.payload.message)).toMatch(
+      /approver made this call.*allowSelfApproval/,
+    );
+    await Promise.resolve();
+    expect(own.outcome()).toBeUndefined();
+    expect(watcher.ofKind('mcp/request')).toEqual([]);
+    send(approver, { kind: 'mcp/reject', correlation_id: [own.id], payload: { reason: 'never mind' } });
+    await Promise.resolve();
+    expect(own.outcome()).toMatchObject({ approved: false, why: 'rejected', decidedBy: 'approver' });
+  });
+
+  it('with self-approval allowed, an approver approves its own held call and is named the decider', async () => {
+    const kit = makeSpace({ participants: [{ id: 'approver', capabilities: [{ kind: 'mcp/*' }] }] });
+    const { registry } = kit.withApprovals(60_000, true);
+    const approver = kit.join('approver', { roles: ['approver'] });
+    const own = hold(registry, { principal: 'approver' });
+    kit.send(approver, {
+      kind: 'mcp/request',
+      to: ['server-everything'],
+      correlation_id: [own.id],
+      payload: CALL,
+    });
+    await Promise.resolve();
+    expect(errorsOf(approver)).toEqual([]);
+    expect(own.outcome()).toEqual({ approved: true, decidedBy: 'approver' });
+  });
+
   it('are closed in the space when decided over HTTP, by timeout, or withdrawn by the client', async () => {
     const { registry, watcher, approver, send } = approvalSpace();
     const byHttp = hold(registry);

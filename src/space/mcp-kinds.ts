@@ -165,9 +165,13 @@ export function handleMcpRequest(core: SpaceCore, connection: SpaceConnection, e
   }
   const mcp = core.mcp;
   for (const p of proposals.open) core.proposals.close(p.id, 'fulfilled', envelope.id);
-  const answerTo = [...new Set([connection.participant, ...proposals.open.map((p) => p.proposer)])];
+  const proposers = [...new Set(proposals.open.map((p) => p.proposer))];
+  const answerTo = [...new Set([connection.participant, ...proposers])];
   const sessionKey = mcp.sessionKey(connection.participant, connection.roles, upstream);
-  core.route(connection, envelope, { traceSession: sessionKey });
+  // The proposers receive the fulfilling request itself, not only its response: a proposer links
+  // the response (correlated to the request) to its proposal through the request that names the
+  // proposal (MEW v0.4 section 3.2.1; the reference client's MEWParticipant does exactly this).
+  core.route(connection, envelope, { traceSession: sessionKey, alsoTo: proposers });
   mcp.call({
     participant: connection.participant,
     roles: connection.roles,
@@ -254,6 +258,17 @@ function fulfilHeldCalls(
     return;
   }
   const approvals = core.approvals;
+  const own = held.filter((p) => approvals.isSelfApproval(p.id, connection.participant));
+  if (own.length > 0) {
+    core.reject(
+      connection,
+      envelope,
+      SpaceErrorCode.SelfApproval,
+      `${connection.participant} made this call and may not approve it itself: another approver must (four eyes; policy.approvals.allowSelfApproval allows it)`,
+      { proposals: own.map((p) => p.id) },
+    );
+    return;
+  }
   const traceSession = held[0]!.approval!.session;
   core.route(connection, envelope, { traceSession });
   for (const proposal of held) {

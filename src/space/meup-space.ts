@@ -17,8 +17,8 @@
  * 7. the kind's own rules (MCP kinds, capability kinds, history), then delivery.
  *
  * Delivery: to the connections of the participants in `to`, or to every connection when `to` is
- * absent or empty; never back to the sending connection (the participant's other connections do
- * receive it). Frames are handled one at a time and delivered synchronously, so envelopes from one
+ * absent or empty (and, for a fulfilling `mcp/request`, to the proposers it names); never back to
+ * the sending connection (the participant's other connections do receive it). Frames are handled one at a time and delivered synchronously, so envelopes from one
  * sender arrive in the order it sent them.
  */
 import type { SpaceConfig } from '../config/sections/space.js';
@@ -330,6 +330,7 @@ export class MeupSpace implements SpaceCore {
       envelope,
       connection,
       options.broadcastIfVirtual ?? false,
+      options.alsoTo,
     );
     const texts = new EnvelopeTexts(envelope, false);
     this.#deliver(targets, texts);
@@ -394,6 +395,7 @@ export class MeupSpace implements SpaceCore {
     envelope: MeupEnvelope,
     sender: SpaceConnection | undefined,
     broadcastIfVirtual: boolean,
+    alsoTo: readonly string[] = [],
   ): { targets: SpaceConnection[]; visibility: Visibility } {
     const to = envelope.to ?? [];
     const real = to.filter((id) => !isReservedParticipantId(id));
@@ -401,13 +403,14 @@ export class MeupSpace implements SpaceCore {
       const targets = this.participants.allConnections(sender);
       return { targets, visibility: EVERYONE };
     }
+    const extra = alsoTo.filter((id) => !isReservedParticipantId(id));
     const targets: SpaceConnection[] = [];
-    for (const id of new Set(real)) {
+    for (const id of new Set([...real, ...extra])) {
       for (const c of this.participants.connectionsOf(id)) if (c !== sender) targets.push(c);
     }
     return {
       targets,
-      visibility: { kind: 'participants', ids: new Set([envelope.from, ...to, GATEWAY_ID]) },
+      visibility: { kind: 'participants', ids: new Set([envelope.from, ...to, ...extra, GATEWAY_ID]) },
     };
   }
 }

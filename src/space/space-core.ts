@@ -29,6 +29,12 @@ export interface RouteOptions {
    * everyone instead of no one: a proposal to a server must reach whoever can fulfil it.
    */
   readonly broadcastIfVirtual?: boolean;
+  /**
+   * Participants that receive it besides those in `to`, and may read it in the history: the
+   * proposers of the proposals a fulfilling `mcp/request` names, which follow the chain proposal →
+   * request → response (MEW v0.4 section 3.2.1) although the request is addressed to a server.
+   */
+  readonly alsoTo?: readonly string[];
 }
 
 export interface PublishOptions {

@@ -36,6 +36,11 @@ export const SpaceErrorCode = {
   NotProposer: 'not_proposer',
   /** Deciding a held call (approval) needs an approver role (`policy.approvals.approverRoles`). */
   NotApprover: 'not_approver',
+  /**
+   * Approving a held call the approver's principal made itself, while four eyes are required
+   * (`policy.approvals.allowSelfApproval` false, with authentication).
+   */
+  SelfApproval: 'self_approval',
   /** A fulfilment that is not the call the approval holds (another server, method or target). */
   ProposalMismatch: 'proposal_mismatch',
   /** `correlation_id` names things this kind cannot refer to (a grant-ack for someone else's grant...). */

@@ -329,6 +329,7 @@ function policyShape(policy: PolicyConfig): Record<string, unknown> {
     approvals: {
       timeout: dur(policy.approvals.timeoutMs),
       approverRoles: policy.approvals.approverRoles.map(e),
+      allowSelfApproval: policy.approvals.allowSelfApproval,
     },
   };
 }

@@ -41,7 +41,7 @@ const deny = (over: Record<string, unknown> = {}) => ({ action: 'deny', ...over 
 const DEFAULTS: PolicyConfig = {
   default: 'allow',
   rules: [],
-  approvals: { timeoutMs: 300_000, approverRoles: ['approver'] },
+  approvals: { timeoutMs: 300_000, approverRoles: ['approver'], allowSelfApproval: false },
 };
 const LIST_EXPECTED = 'a list, e.g. [a, b] or one "- item" per line';
 const GLOB_EXPECTED = 'a name or a glob pattern (* and ?)';
@@ -408,6 +408,7 @@ describe('policy.approvals', () => {
     expect(policyOf({ approvals: { timeout } }).approvals).toEqual({
       timeoutMs: ms,
       approverRoles: ['approver'],
+      allowSelfApproval: false,
     });
   });
 
@@ -474,17 +475,26 @@ describe('policy.approvals', () => {
     });
   });
 
+  it('reads allowSelfApproval (default false: four eyes) and refuses what is not a boolean', () => {
+    expect(policyOf({}).approvals.allowSelfApproval).toBe(false);
+    expect(policyOf({ approvals: { allowSelfApproval: true } }).approvals.allowSelfApproval).toBe(true);
+    expect(issue(withPolicy({ approvals: { allowSelfApproval: 'yes' } }))).toMatchObject({
+      path: 'policy.approvals.allowSelfApproval',
+      found: '"yes"',
+    });
+  });
+
   it('reports an unknown key with its suggestion', () => {
     expect(issue(withPolicy({ approvals: { timeoutMs: 1000 } }))).toEqual({
       path: 'policy.approvals.timeoutMs',
       found: 'an unknown key',
       expected:
-        'one of the keys allowed in policy.approvals: timeout, approverRoles (did you mean "timeout"?)',
+        'one of the keys allowed in policy.approvals: timeout, approverRoles, allowSelfApproval (did you mean "timeout"?)',
     });
     expect(issue(withPolicy({ approvals: { approvers: ['x'] } }))).toEqual({
       path: 'policy.approvals.approvers',
       found: 'an unknown key',
-      expected: 'one of the keys allowed in policy.approvals: timeout, approverRoles',
+      expected: 'one of the keys allowed in policy.approvals: timeout, approverRoles, allowSelfApproval',
     });
   });
 });

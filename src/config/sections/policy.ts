@@ -26,7 +26,7 @@ export const RULE_KEYS = [
   'action',
   'tier',
 ] as const;
-export const APPROVAL_KEYS = ['timeout', 'approverRoles'] as const;
+export const APPROVAL_KEYS = ['timeout', 'approverRoles', 'allowSelfApproval'] as const;
 export const ACTIONS: readonly PolicyAction[] = ['allow', 'deny', 'ask'];
 export const TIERS: readonly Tier[] = ['T0', 'T1', 'T2', 'T3'];
 export const GOVERNED_METHODS: readonly GovernedMethod[] = ['tools/call', 'resources/read', 'prompts/get'];
@@ -34,7 +34,7 @@ export const GOVERNED_METHODS: readonly GovernedMethod[] = ['tools/call', 'resou
 export const POLICY_DEFAULTS: PolicyConfig = {
   default: 'allow',
   rules: [],
-  approvals: { timeoutMs: 300_000, approverRoles: ['approver'] },
+  approvals: { timeoutMs: 300_000, approverRoles: ['approver'], allowSelfApproval: false },
 };
 
 function glob(c: Checker, value: unknown, path: ConfigPath): string | undefined {
@@ -163,7 +163,13 @@ export function readPolicy(c: Checker, raw: unknown): PolicyConfig {
       return role;
     },
   );
-  return { default: defaultAction, rules, approvals: { timeoutMs, approverRoles } };
+  const allowSelfApproval = c.boolean(
+    a,
+    ap,
+    'allowSelfApproval',
+    POLICY_DEFAULTS.approvals.allowSelfApproval,
+  );
+  return { default: defaultAction, rules, approvals: { timeoutMs, approverRoles, allowSelfApproval } };
 }
 
 // ------------------------------------------------------------------ checks across sections

@@ -7,8 +7,11 @@
  *
  * Only principals holding an approver role may use it (without authentication configured, the
  * local caller is the operator and may). The server's Host and Origin guards apply, as to /mcp.
+ * Four eyes: approving a call the bearer's principal made itself is refused with 403 and
+ * `code: "SB_SELF_APPROVAL"` unless `policy.approvals.allowSelfApproval` (the registry decides).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SbErrorCode } from '../../errors/switchboard-error.js';
 import type { ApprovalRegistry, ApprovalRequest } from '../../policy/approvals.js';
 import type { PolicyEngine } from '../../policy/policy-engine.js';
 import type { Authenticate, ExtraRoute } from '../../transports/http/server/mcp-http-server.js';
@@ -140,6 +143,11 @@ export function approvalsRoutes(options: {
     if (result === 'unknown') send(res, 404, { error: `no approval ${id}` });
     else if (result === 'already-decided')
       send(res, 409, { error: `approval ${id} was already decided`, ...options.approvals.outcomeOf(id) });
+    else if (result === 'self-approval')
+      send(res, 403, {
+        error: `principal ${auth.principal} made this call and may not approve it itself: another approver must (four eyes; policy.approvals.allowSelfApproval allows it)`,
+        code: SbErrorCode.SelfApproval,
+      });
     else
       send(res, 200, {
         id,

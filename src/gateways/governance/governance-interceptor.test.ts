@@ -91,7 +91,11 @@ function setup<L extends AuditSink = Ledger>(
   const config: PolicyConfig = {
     default: 'allow',
     rules: [],
-    approvals: { timeoutMs: options.approvalTimeoutMs ?? 60_000, approverRoles: ['approver'] },
+    approvals: {
+      timeoutMs: options.approvalTimeoutMs ?? 60_000,
+      approverRoles: ['approver'],
+      allowSelfApproval: false,
+    },
     ...policy,
   };
   const upstream = new Upstream();

@@ -139,8 +139,12 @@ export class ServeGateway {
     });
     this.resolver = resolver;
     this.policy = new PolicyEngine(config.policy);
-    this.approvals = new ApprovalRegistry({ timeoutMs: config.policy.approvals.timeoutMs });
     const localIsTrusted = config.auth === undefined;
+    this.approvals = new ApprovalRegistry({
+      timeoutMs: config.policy.approvals.timeoutMs,
+      // Four eyes needs two identities: without authentication there is one user, `local`.
+      allowSelfApproval: localIsTrusted || config.policy.approvals.allowSelfApproval,
+    });
     this.router.addInterceptor(
       new GovernanceInterceptor({
         policy: this.policy,

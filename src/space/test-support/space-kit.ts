@@ -80,8 +80,8 @@ export function makeSpace(options: KitOptions = {}) {
     return envelope;
   };
   /** The approvals bridge on a real registry (as serve wires it), started. */
-  const withApprovals = (timeoutMs = 60_000) => {
-    const registry = new ApprovalRegistry({ timeoutMs });
+  const withApprovals = (timeoutMs = 60_000, allowSelfApproval = false) => {
+    const registry = new ApprovalRegistry({ timeoutMs, allowSelfApproval });
     const bridge = new ApprovalBridge({
       registry,
       host: {
