@@ -13,7 +13,7 @@
 import type { AuthConfig } from '../config/types.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
-import type { AuthOutcome } from '../transports/http/server/mcp-http-server.js';
+import type { AuthOutcome } from './auth-outcome.js';
 import { type BearerResult, readBearer } from './bearer.js';
 import {
   JwtAuthenticator,

@@ -1,8 +1,9 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { MemoryLogger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
-import { type HopEvent, LazyHopEvent, type Tap, TapBus } from './taps.js';
+import { HOP_CHANNEL, type HopEvent, LazyHopEvent, type Tap, TapBus } from './taps.js';
 
 function hop(message: JsonRpcMessage, extra: Partial<ConstructorParameters<typeof LazyHopEvent>[0]> = {}) {
   return new LazyHopEvent({
@@ -115,5 +116,29 @@ describe('LazyHopEvent', () => {
     expect(event.meup.ts).toBe('2026-01-01T00:00:00.005Z');
     expect(event.envelope.context.session.id).toBeUndefined();
     expect(event.envelope.context.session.state).toBe('active');
+  });
+
+  it('publishes every hop on the switchboard:hop diagnostics channel, built only while it has subscribers', () => {
+    const bus = new TapBus(new MemoryLogger(), new Metrics());
+    expect(bus.active).toBe(false);
+    expect(bus.wants(response)).toBe(false);
+    const seen: unknown[] = [];
+    const subscriber = (event: unknown) => seen.push(event);
+    diagnosticsChannel.subscribe(HOP_CHANNEL, subscriber);
+    try {
+      // A subscriber alone makes every hop wanted, as a plain tap does.
+      expect(bus.active).toBe(true);
+      expect(bus.wants(response)).toBe(true);
+      expect(bus.wants(progress)).toBe(true);
+      const event = hop(progress);
+      bus.emit(event);
+      expect(seen).toEqual([event]);
+      expect((seen[0] as HopEvent).meup.kind).toBeDefined();
+    } finally {
+      diagnosticsChannel.unsubscribe(HOP_CHANNEL, subscriber);
+    }
+    expect(bus.active).toBe(false);
+    bus.emit(hop(progress));
+    expect(seen).toHaveLength(1);
   });
 });

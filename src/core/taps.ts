@@ -6,7 +6,15 @@
  * message before it builds an event, and an event builds its `MessageEnvelope` and MEUP envelope
  * only when a tap reads them. A tap that cares about a few methods says so up front (`methods`), so
  * that it does not make every hop pay.
+ *
+ * Each hop is also published on the `diagnostics_channel` named {@link HOP_CHANNEL}, under the
+ * same gate: a hop is built only while a tap wants it or the channel has subscribers. Standard Node
+ * tooling (an APM agent, a `--require`d script, a debugger session) can then watch the gateway
+ * without a line of its code. The channel carries the same `HopEvent` a tap gets; what Node does
+ * with a subscriber that throws is Node's (it is re-thrown on the next tick, as for every channel),
+ * so a subscriber must not throw, as the Node documentation asks of every subscriber.
  */
+import diagnosticsChannel from 'node:diagnostics_channel';
 import type { Direction } from '../envelope/direction.js';
 import type { SessionState, TransportContext } from '../envelope/message-context.js';
 import { MessageEnvelope } from '../envelope/message-envelope.js';
@@ -175,6 +183,11 @@ export class LazyHopEvent implements HopEvent {
   }
 }
 
+/** The `diagnostics_channel` every hop is published on (a {@link HopEvent}). */
+export const HOP_CHANNEL = 'switchboard:hop';
+
+const hopChannel = diagnosticsChannel.channel(HOP_CHANNEL);
+
 export class TapBus {
   /** Taps that see every hop. */
   readonly #all: Tap[] = [];
@@ -192,12 +205,12 @@ export class TapBus {
 
   /** False when nobody listens at all, so the router can skip building hops. */
   get active(): boolean {
-    return this.#all.length > 0 || this.#byMethod.size > 0;
+    return this.#all.length > 0 || this.#byMethod.size > 0 || hopChannel.hasSubscribers;
   }
 
-  /** Whether any tap wants to see `message`: the router builds a hop only then. */
+  /** Whether any tap (or channel subscriber) wants to see `message`: the router builds a hop only then. */
   wants(message: JsonRpcMessage): boolean {
-    if (this.#all.length > 0) return true;
+    if (this.#all.length > 0 || hopChannel.hasSubscribers) return true;
     if (this.#byMethod.size === 0) return false;
     return 'method' in message && this.#byMethod.has(message.method);
   }
@@ -225,6 +238,7 @@ export class TapBus {
   }
 
   emit(event: HopEvent): void {
+    if (hopChannel.hasSubscribers) hopChannel.publish(event);
     for (const tap of this.#all) this.#observe(tap, event);
     if (this.#byMethod.size === 0) return;
     const message = event.message;

@@ -13,11 +13,12 @@
  * (default `local`), except an id whose configuration entry has tokens: that one needs its token.
  * The id a join frame asks for must equal the id the credentials give; it is never overwritten.
  */
+
+import type { AuthOutcome } from '../auth/auth-outcome.js';
 import type { AuthRequest } from '../auth/authenticator.js';
 import { readBearer } from '../auth/bearer.js';
 import { hashToken, safeEqualHex } from '../auth/token-hash.js';
 import type { SpaceParticipantConfig } from '../config/sections/space.js';
-import type { AuthOutcome } from '../transports/http/server/mcp-http-server.js';
 import { participantIdProblem } from './participant-id.js';
 import { SpaceErrorCode } from './space-error-codes.js';
 

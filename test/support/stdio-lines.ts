@@ -15,8 +15,11 @@ export class StdioLines {
   #stderr = '';
   readonly exited: Promise<number | null>;
 
-  constructor(args: readonly string[]) {
-    this.child = spawn(process.execPath, [CLI, 'stdio', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  constructor(args: readonly string[], env?: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, [CLI, 'stdio', ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(env === undefined ? {} : { env }),
+    });
     this.child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       this.#buffer += chunk;
       let newline = this.#buffer.indexOf('\n');

@@ -26,6 +26,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { AuthOutcome } from '../../../auth/auth-outcome.js';
 import type { GatewayConfig } from '../../../config/types.js';
 import type { Router } from '../../../core/router.js';
 import { LogThrottle } from '../../../observe/log-throttle.js';
@@ -42,19 +43,7 @@ import { ModernEndpoint, type ModernEndpointOptions } from './modern/modern-endp
 import { answerInternalError, refuseUpgrade, rejectClientError, sendJsonRpcError } from './responses.js';
 import { SessionRegistry } from './session-registry.js';
 
-export type AuthOutcome =
-  | {
-      readonly ok: true;
-      readonly principal: string;
-      /** The principal's roles (policy, approvals); absent means none. */
-      readonly roles?: readonly string[];
-    }
-  | {
-      readonly ok: false;
-      readonly status: 401 | 403;
-      readonly message: string;
-      readonly headers?: Record<string, string>;
-    };
+export type { AuthOutcome };
 
 /** Decides who is calling. Without authentication configured everyone is `local`. */
 export type Authenticate = (req: IncomingMessage) => AuthOutcome | Promise<AuthOutcome>;
