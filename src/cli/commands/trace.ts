@@ -19,6 +19,7 @@ import { renderEnvelopeTable } from '../render/envelope-table.js';
 import { renderEnvelopeJsonLines, renderJsonLines } from '../render/json-lines.js';
 import { renderSessionsTable } from '../render/sessions-table.js';
 import { renderSubtree } from '../render/subtree-tree.js';
+import { DEFAULT_TABLE_WIDTH } from '../render/text-table.js';
 
 /** The trace database's file name inside the data directory. */
 export const TRACE_DB_FILE = 'trace.db';
@@ -65,6 +66,14 @@ function withTrace(command: Command, query: (store: SqliteTraceStore, io: Io) =>
   }
 }
 
+const WIDE_HELP =
+  'print every column and every cell whole (by default tables fit the terminal, or 120 columns)';
+
+/** The width a table fits: none with `--wide`, else the terminal's, else {@link DEFAULT_TABLE_WIDTH}. */
+function tableWidth(io: Io, wide: boolean | undefined): number | undefined {
+  return wide ? undefined : (io.columns ?? DEFAULT_TABLE_WIDTH);
+}
+
 function notFound(io: Io, message: string): void {
   io.err(`switchboard: ${message}\n`);
   process.exitCode = 1;
@@ -85,13 +94,14 @@ export function registerTraceCommands(program: Command): void {
     .description('list recorded sessions, newest first, with their envelope counts')
     .option('--limit <n>', 'show at most N sessions', integerOption(1), 50)
     .option('--json', 'one session summary per line (JSON Lines)')
+    .option('--wide', WIDE_HELP)
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .action((options: { limit: number; json?: boolean }, command: Command) =>
+    .action((options: { limit: number; json?: boolean; wide?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const sessions = store.sessions({ limit: options.limit });
         if (options.json) io.out(renderJsonLines(sessions));
         else if (sessions.length === 0) io.out(`no sessions recorded in ${store.path}\n`);
-        else io.out(renderSessionsTable(sessions, { color: io.color }));
+        else io.out(renderSessionsTable(sessions, { color: io.color, width: tableWidth(io, options.wide) }));
       }),
     );
 
@@ -100,9 +110,10 @@ export function registerTraceCommands(program: Command): void {
     .description('every envelope of one session, in the order the gateway saw them')
     .argument('<session>', 'the internal session key or the client-facing Mcp-Session-Id')
     .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
+    .option('--wide', WIDE_HELP)
     .option('--data-dir <dir>', DATA_DIR_HELP)
     .addHelpText('after', DASH_HINT('show', '<session>'))
-    .action((session: string, options: { json?: boolean }, command: Command) =>
+    .action((session: string, options: { json?: boolean; wide?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const info = store.sessionInfo(session);
         if (info === undefined) {
@@ -111,10 +122,13 @@ export function registerTraceCommands(program: Command): void {
           io.out(renderEnvelopeJsonLines(store.session(info.key)));
         } else {
           const records = store.session(info.key);
-          io.out(renderSessionsTable([info], { color: io.color }));
+          const width = tableWidth(io, options.wide);
+          io.out(renderSessionsTable([info], { color: io.color, width }));
           io.out('\n');
           io.out(
-            records.length === 0 ? '(no envelopes)\n' : renderEnvelopeTable(records, { color: io.color }),
+            records.length === 0
+              ? '(no envelopes)\n'
+              : renderEnvelopeTable(records, { color: io.color, ...(width === undefined ? {} : { width }) }),
           );
         }
       }),
