@@ -17,6 +17,7 @@ import { Metrics } from '../../observe/metrics.js';
 import { dataDirOf } from '../global-options.js';
 import { openServeLedger } from '../ledger-setup.js';
 import { parseLogLevel, parseNonNegativeInt } from '../options.js';
+import { checkPortFree } from '../port-check.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
 import { readPackageVersion } from '../version.js';
@@ -80,7 +81,9 @@ export function registerServeCommand(program: Command): void {
         '  switchboard config check switchboard.yaml\n',
     )
     .action(async (options: ServeOptions, cmd: Command) => {
-      const dataDir = ensureDataDir(dataDirOf(cmd));
+      // Nothing is created until the configuration is valid and the port can be had: a start
+      // that fails leaves no data directory behind and starts no upstream.
+      const dataDir = dataDirOf(cmd);
       let config: GatewayConfig;
       try {
         config = await resolveServeConfig(options, dataDir);
@@ -95,6 +98,14 @@ export function registerServeCommand(program: Command): void {
         } else console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
         process.exitCode =
           error instanceof SwitchboardError && error.code === SbErrorCode.ConfigInvalid ? 1 : 2;
+        return;
+      }
+      try {
+        await checkPortFree(config.server.host, config.server.port);
+        ensureDataDir(dataDir);
+      } catch (error) {
+        console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
+        process.exitCode = 1;
         return;
       }
       const logger = createLogger(config.logging.level);
