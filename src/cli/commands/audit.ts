@@ -27,6 +27,7 @@ import {
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { type Io, integerOption, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
+import { addExamples } from '../help-text.js';
 import { findLedger } from '../ledger-location.js';
 import { DEFAULT_TABLE_WIDTH, renderTable } from '../render/text-table.js';
 
@@ -173,7 +174,7 @@ export function registerAuditCommands(program: Command): void {
     .command('audit')
     .description('verify and read the tamper-evident audit ledger, and prove that a record is in it');
 
-  audit
+  const verify = audit
     .command('verify')
     .description(
       'check every record, the hash chain, the signed checkpoints and the anchor; print the first break',
@@ -189,11 +190,6 @@ export function registerAuditCommands(program: Command): void {
       integerOption(1),
     )
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText(
-      'after',
-      '\nExit status: 0 intact, 1 tampered (the first break: seq, reason code, file and line),\n' +
-        '2 usage or I/O error, 3 intact but unanchored (nothing proves the log was not truncated).\n',
-    )
     .action(
       (
         options: {
@@ -220,7 +216,7 @@ export function registerAuditCommands(program: Command): void {
         }),
     );
 
-  audit
+  const tail = audit
     .command('tail')
     .description(
       'the latest records, for people: seq, time, client, upstream, method, target, tier, decision, duration',
@@ -241,7 +237,7 @@ export function registerAuditCommands(program: Command): void {
       }),
     );
 
-  audit
+  const show = audit
     .command('show')
     .description('one record as pretty JSON, with the file and line it is on')
     .argument('<seq>', 'the record number', integerOption(1))
@@ -262,7 +258,7 @@ export function registerAuditCommands(program: Command): void {
       }),
     );
 
-  audit
+  const prove = audit
     .command('prove')
     .description('an inclusion proof of one record in a signed checkpoint, for a third party to check')
     .argument('<seq>', 'the record number', integerOption(1))
@@ -297,7 +293,7 @@ export function registerAuditCommands(program: Command): void {
       }),
     );
 
-  audit
+  const checkProof = audit
     .command('check-proof')
     .description(
       'check an inclusion proof document against a checkpoint verifier key (what a third party runs)',
@@ -329,4 +325,26 @@ export function registerAuditCommands(program: Command): void {
         return result.ok ? 0 : 1;
       }),
     );
+  addExamples(
+    verify,
+    [
+      'switchboard audit verify',
+      'switchboard audit verify --anchor /mnt/elsewhere/anchor.jsonl --strict',
+      'switchboard audit verify --ledger ~/.local/state/switchboard/audit/stdio/everything --json',
+    ],
+    'Exit status: 0 intact, 1 tampered (the first break: seq, reason code, file and line),\n' +
+      '2 usage or I/O error, 3 intact but unanchored (nothing proves the log was not truncated).\n',
+  );
+  addExamples(tail, [
+    'switchboard audit tail',
+    'switchboard audit tail -n 100 --wide',
+    'switchboard audit tail --json | jq .target',
+  ]);
+  addExamples(show, ['switchboard audit show 42', 'switchboard audit show 42 --json']);
+  addExamples(prove, [
+    'switchboard audit prove 42',
+    'switchboard audit prove 42 --json > proof.json',
+    'switchboard audit prove 42 --size 1000 --json > proof.json',
+  ]);
+  addExamples(checkProof, ['switchboard audit check-proof proof.json --pubkey checkpoint.pub']);
 }

@@ -52,8 +52,8 @@ export function registerServeCommand(program: Command): void {
     .command('serve')
     .summary('run the Streamable HTTP gateway')
     .description(
-      'Serves MCP over Streamable HTTP: /mcp fronts every configured upstream (tools and prompts named\n' +
-        '<server>__<name>), /servers/<name>/mcp fronts one. Binds 127.0.0.1:8787 by default.\n' +
+      'Serves MCP over Streamable HTTP: /mcp fronts every configured upstream (tools and prompts named ' +
+        '<server>__<name>), /servers/<name>/mcp fronts one. Binds 127.0.0.1:8787 by default. ' +
         'Without --config, a built-in configuration fronts the demo servers server-everything and server-memory.',
     )
     .option('--config <file>', 'the YAML configuration file (see examples/switchboard.yaml)')

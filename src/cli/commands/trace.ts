@@ -14,6 +14,7 @@ import { DEFAULT_FOLLOW_DEPTH } from '../../trace/correlation-walk.js';
 import { SqliteTraceStore } from '../../trace/sqlite-trace-store.js';
 import { type Io, integerOption, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
+import { addExamples } from '../help-text.js';
 import { renderCorrelationGraph } from '../render/correlation-graph.js';
 import { renderEnvelopeTable } from '../render/envelope-table.js';
 import { renderEnvelopeJsonLines, renderJsonLines } from '../render/json-lines.js';
@@ -31,7 +32,7 @@ const DATA_DIR_HELP = 'where the gateway keeps its data (env SWITCHBOARD_DATA_DI
  * reads as an option; `--` ends the options. (The gateway's own keys never start with `-`.)
  */
 const DASH_HINT = (command: string, argument: string): string =>
-  `\nA ${argument} that starts with "-" goes after "--": switchboard trace ${command} --json -- -Xyz...`;
+  `A ${argument} that starts with "-" goes after "--": switchboard trace ${command} --json -- -Xyz...\n`;
 
 /**
  * Opens the trace of `command`'s data directory read-only and runs `query` on it, closing it
@@ -89,7 +90,7 @@ export function registerTraceCommands(program: Command): void {
     .command('trace')
     .description('query the recorded trace: every message the gateway passed, as MEUP envelopes');
 
-  trace
+  const sessions = trace
     .command('sessions')
     .description('list recorded sessions, newest first, with their envelope counts')
     .option('--limit <n>', 'show at most N sessions', integerOption(1), 50)
@@ -105,14 +106,19 @@ export function registerTraceCommands(program: Command): void {
       }),
     );
 
-  trace
+  addExamples(sessions, [
+    'switchboard trace sessions',
+    'switchboard trace sessions --limit 5 --wide',
+    'switchboard trace sessions --json --data-dir ~/.local/state/switchboard',
+  ]);
+
+  const show = trace
     .command('show')
     .description('every envelope of one session, in the order the gateway saw them')
     .argument('<session>', 'the internal session key or the client-facing Mcp-Session-Id')
     .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
     .option('--wide', WIDE_HELP)
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText('after', DASH_HINT('show', '<session>'))
     .action((session: string, options: { json?: boolean; wide?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const info = store.sessionInfo(session);
@@ -134,13 +140,20 @@ export function registerTraceCommands(program: Command): void {
       }),
     );
 
-  trace
+  addExamples(
+    show,
+    ['switchboard trace show 3xYq9kT2mW8pL4vN6rB1cA', 'switchboard trace show --json -- -Xyz'],
+    'HOP in the table: client→gw, gw→<upstream>, <upstream>→gw, gw→client. The session "gateway" is the\n' +
+      "gateway's own traffic with its upstreams (their initialize handshakes) and messages of no client call.\n" +
+      DASH_HINT('show', '<session>'),
+  );
+
+  const tree = trace
     .command('tree')
     .description('everything recorded in a context and below it, e.g. all that one request caused')
     .argument('<context>', 'a context path: <session> or <session>/<request-envelope-id>[/...]')
     .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText('after', DASH_HINT('tree', '<context>'))
     .action((context: string, options: { json?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const records = store.subtree(context);
@@ -156,7 +169,16 @@ export function registerTraceCommands(program: Command): void {
       }),
     );
 
-  trace
+  addExamples(
+    tree,
+    [
+      'switchboard trace tree 3xYq9kT2mW8pL4vN6rB1cA/01JD8G3XK4PQSQN0000000007',
+      'switchboard trace tree --json 3xYq9kT2mW8pL4vN6rB1cA',
+    ],
+    DASH_HINT('tree', '<context>'),
+  );
+
+  const follow = trace
     .command('follow')
     .description('the correlation graph around one envelope: what it answers and what answers it')
     .argument('<envelope-id>', 'the id of a recorded envelope')
@@ -182,4 +204,8 @@ export function registerTraceCommands(program: Command): void {
         }
       }),
     );
+  addExamples(follow, [
+    'switchboard trace follow 01JD8G3XK4PQSQN0000000007',
+    'switchboard trace follow 01JD8G3XK4PQSQN0000000007 --depth 1 --json',
+  ]);
 }
