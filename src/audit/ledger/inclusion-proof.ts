@@ -117,15 +117,19 @@ export async function proveInclusion(options: {
     const records = await recordCount(dir);
     if (seq > records) {
       throw usage(
-        `There is no record ${seq}: the ledger holds ${records === 0 ? 'no records' : `records 1 to ${records}`}`,
+        `There is no record ${seq}: the ledger holds ${records === 0 ? 'no records' : records === 1 ? 'only record 1' : `records 1 to ${records}`}`,
         { reason: 'no_record', records },
       );
     }
     if (options.treeSize !== undefined)
       throw usage(`No checkpoint of size ${options.treeSize} covers record ${seq}`);
     const when = lastCheckpoint?.time === undefined ? '' : `, signed at ${lastCheckpoint.time}`;
+    const sofar =
+      lastCheckpoint === undefined
+        ? 'no checkpoint has been signed yet'
+        : `the last one covers ${last} records${when}`;
     throw usage(
-      `Record ${seq} exists but is not covered by a checkpoint yet (the last one covers ${last} records${when}); ` +
+      `Record ${seq} exists but is not covered by a checkpoint yet (${sofar}); ` +
         `${NEXT_CHECKPOINT}. Prove it then.`,
       { reason: 'not_covered', records, lastCheckpointSize: last },
     );

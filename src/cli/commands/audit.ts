@@ -84,6 +84,11 @@ async function run(command: Command, body: (io: Io) => Promise<number>): Promise
   }
 }
 
+/** `1 record`, `2 records`. */
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** What exit 3 means and how to get out of it, printed under an unanchored verdict. */
 const UNANCHORED_HELP = (dir: string): string =>
   '\nExit status 3: every record, the hash chain and the signed checkpoints check, but nothing kept\n' +
@@ -97,7 +102,7 @@ const UNANCHORED_HELP = (dir: string): string =>
 
 function describeReport(report: VerifyReport, dir: string): string {
   const counts =
-    `${report.records} records, ${report.checkpoints} checkpoints` +
+    `${plural(report.records, 'record')}, ${plural(report.checkpoints, 'checkpoint')}` +
     (report.checkpoints > 0 ? ` (the last covers ${report.lastCheckpointSize})` : '') +
     (report.anchored > 0 ? `, anchored up to ${report.anchored}` : '');
   if (report.status === 'intact') return `intact: ${counts}\n`;

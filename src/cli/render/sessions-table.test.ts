@@ -77,7 +77,7 @@ describe('renderSessionsTable', () => {
       envelopes: 4,
     };
     const out = renderSessionsTable([own], { color: false, width: 120 });
-    expect(out).toContain('(the gateway itself)');
+    expect(out).toContain('(gateway)');
     expect(out).toContain('"gateway" is not a client');
     expect(renderSessionsTable([{ ...own, key: 'k' }], { color: false })).not.toContain('not a client');
   });
