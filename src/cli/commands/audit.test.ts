@@ -324,6 +324,19 @@ describe('switchboard audit, read by a person (issue 22)', () => {
     expect(anchored.code, anchored.out).toBe(0);
   });
 
+  it('verify on a ledger without records yet says that nothing can have been cut off', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    await writeLedger(dir, 0);
+    const r = await run(['audit', 'verify', '--ledger', dir]);
+    expect(r.code).toBe(3);
+    expect(r.out).toContain('intact but unanchored: 0 records, 0 checkpoints');
+    expect(r.out).toContain(
+      'Exit status 3: the ledger holds no records yet, so nothing can have been cut off',
+    );
+    expect(r.out).toContain('set audit.anchor in the configuration');
+  });
+
   it('tail shows a call the client cancelled as cancelled, an upstream error as error', async () => {
     const { dir: root, cleanup } = tempDir();
     cleanups.push(cleanup);

@@ -89,16 +89,27 @@ function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
-/** What exit 3 means and how to get out of it, printed under an unanchored verdict. */
-const UNANCHORED_HELP = (dir: string): string =>
-  '\nExit status 3: every record, the hash chain and the signed checkpoints check, but nothing kept\n' +
-  'outside this directory shows that its end was not cut off. To rule that out, keep copies of the\n' +
-  'checkpoints in another trust domain and verify against them:\n' +
-  '  serve:   set audit.anchor in the configuration (path: a file on another disk or host, or url:),\n' +
-  '           then: switchboard audit verify --anchor <that file>\n' +
-  `  by hand: copy ${dir}/checkpoints.jsonl somewhere this host cannot write,\n` +
-  '           then later: switchboard audit verify --anchor <the copy>\n' +
-  'With --strict an unanchored ledger is a failure (exit 1).\n';
+/**
+ * What exit 3 means and how to get out of it, printed under an unanchored verdict; for a ledger
+ * without records yet (a gateway that ran without calls) it says that nothing can be lost so far.
+ */
+function unanchoredHelp(dir: string, report: VerifyReport): string {
+  const meaning =
+    report.records === 0
+      ? 'Exit status 3: the ledger holds no records yet, so nothing can have been cut off; it only\n' +
+        'says that no anchor was checked. Once it holds records and checkpoints, anchor it:\n'
+      : 'Exit status 3: every record, the hash chain and the signed checkpoints check, but nothing kept\n' +
+        'outside this directory shows that its end was not cut off. To rule that out, keep copies of the\n' +
+        'checkpoints in another trust domain and verify against them:\n';
+  return (
+    `\n${meaning}` +
+    '  serve:   set audit.anchor in the configuration (path: a file on another disk or host, or url:),\n' +
+    '           then: switchboard audit verify --anchor <that file>\n' +
+    `  by hand: copy ${dir}/checkpoints.jsonl somewhere this host cannot write,\n` +
+    '           then later: switchboard audit verify --anchor <the copy>\n' +
+    'With --strict an unanchored ledger is a failure (exit 1).\n'
+  );
+}
 
 function describeReport(report: VerifyReport, dir: string): string {
   const counts =
@@ -107,7 +118,7 @@ function describeReport(report: VerifyReport, dir: string): string {
     (report.anchored > 0 ? `, anchored up to ${report.anchored}` : '');
   if (report.status === 'intact') return `intact: ${counts}\n`;
   if (report.status === 'unanchored') {
-    return `intact but unanchored: ${counts}\n  ${report.unanchoredBecause ?? ''}\n${UNANCHORED_HELP(dir)}`;
+    return `intact but unanchored: ${counts}\n  ${report.unanchoredBecause ?? ''}\n${unanchoredHelp(dir, report)}`;
   }
   const b = report.firstBreak;
   if (b === undefined) return `tampered: ${counts}\n`;
