@@ -48,7 +48,7 @@ export function registerAuthCommands(program: Command, options: AuthCommandOptio
       'make bearer tokens for the auth section of the configuration, which keeps only their SHA-256',
     );
 
-  const token = auth
+  const tokenCmd = auth
     .command('token')
     .description('make a new bearer token and print it once, with the configuration entry that accepts it')
     .requiredOption(
@@ -72,7 +72,7 @@ export function registerAuthCommands(program: Command, options: AuthCommandOptio
       );
     });
 
-  const hash = auth
+  const hashCmd = auth
     .command('hash')
     .description('print the SHA-256 of a bearer token read from stdin (for auth.tokens[].sha256)')
     .option('--token <token>', 'the token (visible in shell history and to other users via ps: prefer stdin)')
@@ -105,10 +105,10 @@ export function registerAuthCommands(program: Command, options: AuthCommandOptio
       io.out(`${hashToken(token)}\n`);
     });
   addExamples(
-    token,
+    tokenCmd,
     ['switchboard auth token --principal alice', 'switchboard auth token --principal bob --role approver'],
     'The token goes to stdout first, alone on its line, then the YAML to add to the configuration.\n' +
       'It is shown only this once: the configuration keeps only its SHA-256.\n',
   );
-  addExamples(hash, ['switchboard auth hash < token.txt', 'pbpaste | switchboard auth hash']);
+  addExamples(hashCmd, ['switchboard auth hash < token.txt', 'pbpaste | switchboard auth hash']);
 }

@@ -90,7 +90,7 @@ export function registerTraceCommands(program: Command): void {
     .command('trace')
     .description('query the recorded trace: every message the gateway passed, as MEUP envelopes');
 
-  const sessions = trace
+  const sessionsCmd = trace
     .command('sessions')
     .description('list recorded sessions, newest first, with their envelope counts')
     .option('--limit <n>', 'show at most N sessions', integerOption(1), 50)
@@ -106,13 +106,13 @@ export function registerTraceCommands(program: Command): void {
       }),
     );
 
-  addExamples(sessions, [
+  addExamples(sessionsCmd, [
     'switchboard trace sessions',
     'switchboard trace sessions --limit 5 --wide',
-    'switchboard trace sessions --json --data-dir ~/.local/state/switchboard',
+    'switchboard trace sessions --json --data-dir /srv/switchboard',
   ]);
 
-  const show = trace
+  const showCmd = trace
     .command('show')
     .description('every envelope of one session, in the order the gateway saw them')
     .argument('<session>', 'the internal session key or the client-facing Mcp-Session-Id')
@@ -141,14 +141,14 @@ export function registerTraceCommands(program: Command): void {
     );
 
   addExamples(
-    show,
+    showCmd,
     ['switchboard trace show 3xYq9kT2mW8pL4vN6rB1cA', 'switchboard trace show --json -- -Xyz'],
     'HOP in the table: client→gw, gw→<upstream>, <upstream>→gw, gw→client. The session "gateway" is the\n' +
       "gateway's own traffic with its upstreams (their initialize handshakes) and messages of no client call.\n" +
       DASH_HINT('show', '<session>'),
   );
 
-  const tree = trace
+  const treeCmd = trace
     .command('tree')
     .description('everything recorded in a context and below it, e.g. all that one request caused')
     .argument('<context>', 'a context path: <session> or <session>/<request-envelope-id>[/...]')
@@ -170,7 +170,7 @@ export function registerTraceCommands(program: Command): void {
     );
 
   addExamples(
-    tree,
+    treeCmd,
     [
       'switchboard trace tree 3xYq9kT2mW8pL4vN6rB1cA/01JD8G3XK4PQSQN0000000007',
       'switchboard trace tree --json 3xYq9kT2mW8pL4vN6rB1cA',
@@ -178,7 +178,7 @@ export function registerTraceCommands(program: Command): void {
     DASH_HINT('tree', '<context>'),
   );
 
-  const follow = trace
+  const followCmd = trace
     .command('follow')
     .description('the correlation graph around one envelope: what it answers and what answers it')
     .argument('<envelope-id>', 'the id of a recorded envelope')
@@ -204,7 +204,7 @@ export function registerTraceCommands(program: Command): void {
         }
       }),
     );
-  addExamples(follow, [
+  addExamples(followCmd, [
     'switchboard trace follow 01JD8G3XK4PQSQN0000000007',
     'switchboard trace follow 01JD8G3XK4PQSQN0000000007 --depth 1 --json',
   ]);
