@@ -4,11 +4,15 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 
-/** Where a command writes; `color` says whether its stdout takes ANSI colours. */
+/**
+ * Where a command writes; `color` says whether its stdout takes ANSI colours, `columns` how wide
+ * its stdout is when that is a terminal (undefined for a pipe or a file).
+ */
 export interface Io {
   out(text: string): void;
   err(text: string): void;
   readonly color: boolean;
+  readonly columns: number | undefined;
 }
 
 /** Where `command` writes: the root program's configured output, else the process streams. */
@@ -20,6 +24,7 @@ export function ioOf(command: Command): Io {
     out: (text) => (config.writeOut ? config.writeOut(text) : process.stdout.write(text)),
     err: (text) => (config.writeErr ? config.writeErr(text) : process.stderr.write(text)),
     color: config.getOutHasColors?.() ?? false,
+    columns: config.getOutHelpWidth?.(),
   };
 }
 

@@ -244,7 +244,7 @@ export class MemoryTraceStore implements ManagedTraceStore {
     const last = entries[entries.length - 1];
     return last === undefined
       ? { ...info, envelopes: 0 }
-      : { ...info, envelopes: entries.length, lastAt: last.record.receivedAt };
+      : { ...info, envelopes: entries.length, lastAt: last.record.sentAt ?? last.record.receivedAt };
   }
 }
 

@@ -217,7 +217,7 @@ const ENVELOPE_COLUMNS =
 
 const SESSION_SUMMARY = `SELECT s.*,
   (SELECT COUNT(*) FROM envelopes e WHERE e.session = s.key) AS envelope_count,
-  (SELECT e.received_at FROM envelopes e WHERE e.session = s.key ORDER BY e.seq DESC LIMIT 1) AS last_at
+  (SELECT COALESCE(e.sent_at, e.received_at) FROM envelopes e WHERE e.session = s.key ORDER BY e.seq DESC LIMIT 1) AS last_at
   FROM sessions s`;
 
 /** The condition `prune` deletes by: `@boundary` is the newest seq to go, `@cutoff` a receivedAt. */

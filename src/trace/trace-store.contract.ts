@@ -311,6 +311,18 @@ export function traceStoreContract(name: string, makeStore: MakeTraceStore): voi
         expect(store.sessions({ limit: 0 })).toEqual([]);
       });
 
+      it("ends a session's lastAt at its last hop's time: sentAt when the gateway wrote it (issue 22)", () => {
+        const store = make();
+        const next = idSource();
+        store.upsertSession(sessionInfo('s', { startedAt: T0 }));
+        // The gateway's response to the client: its request's receivedAt, written 600 ms later.
+        store.append([
+          traceRecord({ id: next(), session: 's', receivedAt: T0 }),
+          traceRecord({ id: next(), session: 's', receivedAt: T0, sentAt: T0 + 600 }),
+        ]);
+        expect(store.sessions()[0]?.lastAt).toBe(T0 + 600);
+      });
+
       it('round-trips every session field', () => {
         const store = make();
         const full: TraceSessionInfo = {

@@ -44,6 +44,11 @@ export interface TraceSessionInfo {
 
 export interface TraceSessionSummary extends TraceSessionInfo {
   readonly envelopes: number;
+  /**
+   * When the session's last envelope happened: its `sentAt` when the gateway wrote it, else its
+   * `receivedAt` (the envelope's `ts`). Not `receivedAt` alone: the gateway's response to a client
+   * carries its request's `receivedAt`, which would end an open session when its last call began.
+   */
   readonly lastAt?: number;
 }
 

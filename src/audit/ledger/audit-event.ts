@@ -13,6 +13,12 @@ export type { Tier };
 /** How an audited call ended. `approved`/`rejected` are the outcomes of a policy "ask". */
 export type Decision = 'allowed' | 'denied' | 'approved' | 'rejected' | 'error';
 
+/**
+ * The `error` of the record of a call the client cancelled (`decision: 'error'`, since the format's
+ * decisions say how a call ended, not why): readers show such a record as cancelled.
+ */
+export const CANCELLED_BY_CLIENT = 'cancelled by the client';
+
 /** Every {@link Decision}, for validation. */
 export const DECISIONS: readonly Decision[] = ['allowed', 'denied', 'approved', 'rejected', 'error'];
 

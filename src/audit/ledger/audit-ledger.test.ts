@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -246,6 +246,22 @@ describe('AuditLedger: writing', () => {
     await second.checkpoint();
     expect(checkpointSizes(d)).toEqual([2]);
     await second.close();
+  });
+
+  it('reopens a ledger that never held a record without warning about state.json (issue 22)', async () => {
+    const d = dir();
+    await (await openLedger(d)).close();
+    expect(existsSync(join(d, 'state.json'))).toBe(false);
+    const logger = new MemoryLogger();
+    const again = await openLedger(d, { logger });
+    expect(logger.entries.filter((e) => e.message.includes('state.json'))).toEqual([]);
+    // A ledger with records and no state still says it reads the whole log.
+    await again.append(sampleEvent(1));
+    await again.close();
+    rmSync(join(d, 'state.json'), { force: true });
+    const third = await openLedger(d, { logger });
+    expect(logger.entries.some((e) => e.message.includes('state.json is missing'))).toBe(true);
+    await third.close();
   });
 
   it('refuses a second writer while the first is open, and takes over a stale lock', async () => {

@@ -10,7 +10,7 @@ import {
   proofRanges,
   proveInclusion,
 } from './inclusion-proof.js';
-import { ledgerFileName, VERIFIER_KEY_FILE } from './ledger-paths.js';
+import { CHECKPOINTS_FILE, ledgerFileName, VERIFIER_KEY_FILE } from './ledger-paths.js';
 import {
   readLines,
   recordOf,
@@ -90,10 +90,34 @@ describe('proveInclusion and checkInclusionProof', () => {
     await expect(proveInclusion({ dir: l.dir, seq: 13, treeSize: 10 })).rejects.toMatchObject({
       code: SbErrorCode.UsageError,
     });
-    await expect(proveInclusion({ dir: l.dir, seq: 38 })).rejects.toThrow('not covered by a checkpoint yet');
+    await expect(proveInclusion({ dir: l.dir, seq: 38 })).rejects.toMatchObject({
+      code: SbErrorCode.UsageError,
+      message: 'There is no record 38: the ledger holds records 1 to 37',
+      details: { reason: 'no_record', records: 37 },
+    });
     await expect(proveInclusion({ dir: l.dir, seq: 0 })).rejects.toMatchObject({
       code: SbErrorCode.UsageError,
     });
+  });
+
+  it('tells a record not covered yet from one that does not exist, and says when the next checkpoint is due', async () => {
+    const l = await ledger(37);
+    // Drop the checkpoint of size 37: records 31 to 37 exist, no checkpoint covers them yet.
+    const checkpoints = readLines(l.dir, CHECKPOINTS_FILE);
+    writeLines(l.dir, CHECKPOINTS_FILE, checkpoints.slice(0, -1));
+    const error = await proveInclusion({ dir: l.dir, seq: 31 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: SbErrorCode.UsageError,
+      details: { reason: 'not_covered', records: 37, lastCheckpointSize: 30 },
+    });
+    expect((error as Error).message).toMatch(
+      /^Record 31 exists but is not covered by a checkpoint yet \(the last one covers 30 records, signed at \d{4}-/,
+    );
+    expect((error as Error).message).toContain('audit.checkpoint.interval (default 60s)');
+    await expect(proveInclusion({ dir: l.dir, seq: 38 })).rejects.toMatchObject({
+      details: { reason: 'no_record' },
+    });
+    expect((await proveInclusion({ dir: l.dir, seq: 30 })).tree_size).toBe(30);
   });
 
   it('refuses to prove from a log that does not match the checkpoint', async () => {

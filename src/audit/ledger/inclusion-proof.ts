@@ -17,6 +17,7 @@ import { leafHash, verifyInclusion } from '../merkle.js';
 import { type NoteVerifier, parseVerifierKey, verifyNote } from '../signed-note.js';
 import { readCheckpointLine } from './checkpoint-line.js';
 import { CHECKPOINTS_FILE, listLedgerFiles } from './ledger-paths.js';
+import { lastRecords } from './ledger-query.js';
 import { LedgerTree, leafDigest } from './ledger-tree.js';
 import { scanLines } from './line-scanner.js';
 import { entryHashOf, isHex64, splitRecordLine } from './record-line.js';
@@ -66,15 +67,32 @@ export function proofRanges(index: number, size: number): [number, number][] {
   return out;
 }
 
-function usage(message: string): SwitchboardError {
-  return new SwitchboardError(SbErrorCode.UsageError, message);
+function usage(message: string, details?: Readonly<Record<string, unknown>>): SwitchboardError {
+  return new SwitchboardError(SbErrorCode.UsageError, message, details === undefined ? {} : { details });
+}
+
+/**
+ * Why no proof of a record exists yet, for a person: when the next checkpoint is due. The ledger
+ * directory does not hold the writer's configuration, so this names its settings and defaults.
+ */
+const NEXT_CHECKPOINT =
+  'a running gateway signs the next checkpoint when audit.checkpoint.every records (default 1000) ' +
+  'have come since the last one, at the latest audit.checkpoint.interval (default 60s) after it, ' +
+  'and when it shuts down';
+
+/** How many records the log holds: the seq of its last readable record (0 for none). */
+async function recordCount(dir: string): Promise<number> {
+  const [last] = await lastRecords(dir, 1);
+  const seq = last?.record?.seq;
+  return typeof seq === 'number' ? seq : 0;
 }
 
 /**
  * The inclusion proof of record `seq` in the latest checkpoint that covers it (or in the
  * checkpoint of size `treeSize`).
  *
- * @throws SwitchboardError `SB_USAGE` when no checkpoint covers the record (yet) or none has size
+ * @throws SwitchboardError `SB_USAGE` when there is no record `seq` (`details.reason: 'no_record'`),
+ *   no checkpoint covers it yet (`'not_covered'`, with when the next one is due) or none has size
  *   `treeSize`; `SB_AUDIT_UNAVAILABLE` (with `details.reason`) when the log does not match the
  *   checkpoint or lacks the record: run `audit verify`.
  */
@@ -94,11 +112,26 @@ export async function proveInclusion(options: {
   );
   const checkpoint = candidates[candidates.length - 1];
   if (checkpoint === undefined) {
-    const last = checkpoints[checkpoints.length - 1]?.size ?? 0;
+    const lastCheckpoint = checkpoints[checkpoints.length - 1];
+    const last = lastCheckpoint?.size ?? 0;
+    const records = await recordCount(dir);
+    if (seq > records) {
+      throw usage(
+        `There is no record ${seq}: the ledger holds ${records === 0 ? 'no records' : records === 1 ? 'only record 1' : `records 1 to ${records}`}`,
+        { reason: 'no_record', records },
+      );
+    }
+    if (options.treeSize !== undefined)
+      throw usage(`No checkpoint of size ${options.treeSize} covers record ${seq}`);
+    const when = lastCheckpoint?.time === undefined ? '' : `, signed at ${lastCheckpoint.time}`;
+    const sofar =
+      lastCheckpoint === undefined
+        ? 'no checkpoint has been signed yet'
+        : `the last one covers ${last} records${when}`;
     throw usage(
-      options.treeSize === undefined
-        ? `Record ${seq} is not covered by a checkpoint yet (the last one covers ${last} records)`
-        : `No checkpoint of size ${options.treeSize} covers record ${seq}`,
+      `Record ${seq} exists but is not covered by a checkpoint yet (${sofar}); ` +
+        `${NEXT_CHECKPOINT}. Prove it then.`,
+      { reason: 'not_covered', records, lastCheckpointSize: last },
     );
   }
   const size = checkpoint.size;

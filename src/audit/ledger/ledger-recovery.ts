@@ -89,6 +89,12 @@ async function recoverCheckpointHead(dir: string, logger: Logger): Promise<Recov
   return { size: read.ok ? read.entry.size : 0, lineHash: checkpointLineHash(last), torn };
 }
 
+/** Whether every one of `files` in `dir` is empty. */
+async function allEmpty(dir: string, files: readonly string[]): Promise<boolean> {
+  for (const file of files) if ((await stat(join(dir, file))).size > 0) return false;
+  return true;
+}
+
 /**
  * Recovers the writer's position in the ledger at `dir` (which must exist).
  *
@@ -108,7 +114,9 @@ export async function recoverLedger(dir: string, logger: Logger): Promise<Recove
     lastLine = { file: state.file, lineStart: state.lineStart, offset: state.offset };
     from = files.indexOf(state.file);
     startOffset = state.offset;
-  } else if (files.length > 0) {
+  } else if (files.length > 0 && !(state === undefined && (await allEmpty(dir, files)))) {
+    // No state and nothing but empty files is a ledger that never held a record (a run without
+    // calls writes no checkpoint, so no state): there is nothing to rebuild, and nothing to say.
     logger.warn(
       { stateFile: STATE_FILE, present: state !== undefined },
       'audit ledger: state.json is missing or does not match the log; rebuilding it by reading the whole log',

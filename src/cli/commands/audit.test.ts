@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CANCELLED_BY_CLIENT } from '../../audit/ledger/audit-event.js';
 import { CHECKPOINTS_FILE, ledgerFileName, VERIFIER_KEY_FILE } from '../../audit/ledger/ledger-paths.js';
 import {
   readLines,
@@ -221,10 +222,12 @@ describe('switchboard audit tail and show', () => {
     const r = await run(['audit', 'tail', '-n', '3', '--data-dir', l.dataDir]);
     expect(r.code).toBe(0);
     const lines = r.out.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^SEQ\s+TIME \(UTC\)\s+CLIENT\s+METHOD\s+TARGET\s+TIER\s+DECISION\s+DURATION$/);
+    expect(lines[0]).toMatch(
+      /^SEQ\s+TIME \(UTC\)\s+CLIENT\s+UPSTREAM\s+METHOD\s+TARGET\s+TIER\s+DECISION\s+DURATION$/,
+    );
     expect(lines.slice(1).map((line) => line.trim().split(/\s+/)[0])).toEqual(['28', '29', '30']);
     expect(lines[3]).toMatch(
-      /^\s*30\s+2026-06-14 12:00:00\.\d{3}\s+alice\s+tools\/call\s+read_file\s+T2\s+allowed\s+31\.5ms$/,
+      /^\s*30\s+2026-06-14 12:00:00\.\d{3}\s+alice\s+files\s+tools\/call\s+read_file\s+T2\s+allowed\s+31\.5ms$/,
     );
     const json = await run(['audit', 'tail', '-n', '2', '--json', '--ledger', l.dir]);
     expect(json.out).toBe(`${l.lines.slice(-2).join('\n')}\n`);
@@ -289,10 +292,86 @@ describe('switchboard audit prove and check-proof', () => {
     expect((await run(['audit', 'check-proof', proof])).code).not.toBe(0);
   });
 
-  it('prove exits 2 for a record no checkpoint covers yet', async () => {
-    const l = await setup(5);
-    const r = await run(['audit', 'prove', '6', '--data-dir', l.dataDir]);
+  it('prove exits 2 for a record no checkpoint covers yet, saying when one is due, and 1 for no record', async () => {
+    const l = await setup(15);
+    writeLines(l.dir, CHECKPOINTS_FILE, readLines(l.dir, CHECKPOINTS_FILE).slice(0, -1));
+    const r = await run(['audit', 'prove', '12', '--data-dir', l.dataDir]);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('not covered by a checkpoint');
+    expect(r.err).toContain(
+      'Record 12 exists but is not covered by a checkpoint yet (the last one covers 10',
+    );
+    expect(r.err).toContain('audit.checkpoint.every records (default 1000)');
+    const missing = await run(['audit', 'prove', '16', '--data-dir', l.dataDir]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toBe('switchboard: There is no record 16: the ledger holds records 1 to 15\n');
+  });
+});
+
+describe('switchboard audit, read by a person (issue 22)', () => {
+  it('verify on an unanchored ledger says what exit 3 means and how to anchor', async () => {
+    const l = await setup(3);
+    const r = await run(['audit', 'verify', '--data-dir', l.dataDir]);
+    expect(r.code).toBe(3);
+    expect(r.out).toContain('intact but unanchored: 3 records');
+    expect(r.out).toContain('Exit status 3: every record, the hash chain and the signed checkpoints check');
+    expect(r.out).toContain('set audit.anchor in the configuration');
+    expect(r.out).toContain(`copy ${l.dir}/checkpoints.jsonl somewhere this host cannot write`);
+    expect(r.out).toContain('switchboard audit verify --anchor <the copy>');
+    // The copy it suggests does anchor it.
+    const copy = join(l.root, 'copy.jsonl');
+    writeFileSync(copy, readFileSync(join(l.dir, CHECKPOINTS_FILE)));
+    const anchored = await run(['audit', 'verify', '--data-dir', l.dataDir, '--anchor', copy]);
+    expect(anchored.code, anchored.out).toBe(0);
+  });
+
+  it('verify on a ledger without records yet says that nothing can have been cut off', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    await writeLedger(dir, 0);
+    const r = await run(['audit', 'verify', '--ledger', dir]);
+    expect(r.code).toBe(3);
+    expect(r.out).toContain('intact but unanchored: 0 records, 0 checkpoints');
+    expect(r.out).toContain(
+      'Exit status 3: the ledger holds no records yet, so nothing can have been cut off',
+    );
+    expect(r.out).toContain('set audit.anchor in the configuration');
+  });
+
+  it('tail shows a call the client cancelled as cancelled, an upstream error as error', async () => {
+    const { dir: root, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    await writeLedger(root, 2, {
+      event: (i) =>
+        sampleEvent(i, {
+          decision: 'error',
+          error: i === 1 ? CANCELLED_BY_CLIENT : 'upstream said no',
+        }),
+    });
+    const lines = (await run(['audit', 'tail', '--ledger', root])).out.trimEnd().split('\n');
+    expect(lines[1]).toMatch(/\scancelled\s/);
+    expect(lines[2]).toMatch(/\serror\s/);
+  });
+
+  it('finds the ledger of a stdio wrapper from the data directory, and asks when there are several', async () => {
+    const { dir: dataDir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const one = join(dataDir, 'audit', 'stdio', 'everything');
+    await writeLedger(one, 3);
+    const tail = await run(['audit', 'tail', '--json', '--data-dir', dataDir]);
+    expect(tail.code, tail.err).toBe(0);
+    expect(tail.out).toBe(`${readLines(one).join('\n')}\n`);
+    expect(tail.err).toBe(`switchboard: reading the ledger of the stdio wrapper at ${one}\n`);
+    expect((await run(['audit', 'verify', '--data-dir', dataDir])).code).toBe(3);
+    expect((await run(['audit', 'prove', '2', '--data-dir', dataDir])).code).toBe(0);
+    const two = join(dataDir, 'audit', 'stdio', 'everything-2');
+    await writeLedger(two, 1);
+    const several = await run(['audit', 'tail', '--data-dir', dataDir]);
+    expect(several.code).toBe(2);
+    expect(several.err).toContain('2 stdio wrappers wrote one');
+    expect(several.err).toContain(`choose one with --ledger: ${one}, ${two}`);
+    // A ledger of its own (serve's) is always the one read.
+    await writeLedger(join(dataDir, 'audit'), 1);
+    const own = await run(['audit', 'tail', '--json', '--data-dir', dataDir]);
+    expect(own).toMatchObject({ code: 0, err: '' });
   });
 });

@@ -1,16 +1,17 @@
 /**
  * `switchboard audit …`: verify the tamper-evident ledger, read it, and prove that a record is in
  * it (docs/audit-ledger.md). Everything reads the ledger directory (`--ledger DIR`, default
- * `<data-dir>/audit`) and never writes to it, so it runs beside a live gateway.
+ * `<data-dir>/audit`, or the one stdio wrapper's ledger under it: `ledger-location.ts`) and never
+ * writes to it, so it runs beside a live gateway.
  *
  * Exit codes of `verify`: 0 intact, 1 tampered (the first break is printed with its seq and reason
  * code), 2 usage or I/O error, 3 intact but unanchored. The other commands: 0 success, 1 the record
  * is not there or the proof does not check, 2 usage or I/O error.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import {
+  CANCELLED_BY_CLIENT,
   checkInclusionProof,
   findRecord,
   type InclusionProofDocument,
@@ -26,7 +27,9 @@ import {
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { type Io, integerOption, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
-import { renderTable } from '../render/text-table.js';
+import { addExamples } from '../help-text.js';
+import { findLedger } from '../ledger-location.js';
+import { DEFAULT_TABLE_WIDTH, renderTable } from '../render/text-table.js';
 
 const DATA_DIR_HELP = 'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)';
 const LEDGER_HELP = 'the ledger directory (default <data-dir>/audit)';
@@ -51,8 +54,15 @@ function printableJson(value: unknown): string {
   );
 }
 
-function ledgerDir(command: Command, options: { ledger?: string }): string {
-  return options.ledger ?? join(dataDirOf(command), 'audit');
+/**
+ * The ledger a command reads: `--ledger`, else the data directory's (`findLedger`: its own, or
+ * the one stdio wrapper's), telling stderr when it picked a stdio wrapper's.
+ */
+async function ledgerDir(command: Command, options: { ledger?: string }, io: Io): Promise<string> {
+  if (options.ledger !== undefined) return options.ledger;
+  const found = await findLedger(dataDirOf(command));
+  if (found.note !== undefined) io.err(found.note);
+  return found.dir;
 }
 
 /** Runs a command body; any error is printed and exits 2 (usage or I/O). */
@@ -64,20 +74,51 @@ async function run(command: Command, body: (io: Io) => Promise<number>): Promise
     const message = error instanceof Error ? error.message : String(error);
     io.err(`switchboard: ${printable(message)}\n`);
     const reason = error instanceof SwitchboardError ? error.details?.reason : undefined;
-    // A log that does not match its checkpoint is a finding, not a usage error.
+    // A log that does not match its checkpoint is a finding, not a usage error; a record that is
+    // not there is exit 1, as for `audit show`.
     process.exitCode =
-      error instanceof SwitchboardError && error.code === SbErrorCode.AuditUnavailable && reason ? 1 : 2;
+      (error instanceof SwitchboardError && error.code === SbErrorCode.AuditUnavailable && reason) ||
+      reason === 'no_record'
+        ? 1
+        : 2;
   }
 }
 
-function describeReport(report: VerifyReport): string {
+/** `1 record`, `2 records`. */
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * What exit 3 means and how to get out of it, printed under an unanchored verdict; for a ledger
+ * without records yet (a gateway that ran without calls) it says that nothing can be lost so far.
+ */
+function unanchoredHelp(dir: string, report: VerifyReport): string {
+  const meaning =
+    report.records === 0
+      ? 'Exit status 3: the ledger holds no records yet, so nothing can have been cut off; it only\n' +
+        'says that no anchor was checked. Once it holds records and checkpoints, anchor it:\n'
+      : 'Exit status 3: every record, the hash chain and the signed checkpoints check, but nothing kept\n' +
+        'outside this directory shows that its end was not cut off. To rule that out, keep copies of the\n' +
+        'checkpoints in another trust domain and verify against them:\n';
+  return (
+    `\n${meaning}` +
+    '  serve:   set audit.anchor in the configuration (path: a file on another disk or host, or url:),\n' +
+    '           then: switchboard audit verify --anchor <that file>\n' +
+    `  by hand: copy ${dir}/checkpoints.jsonl somewhere this host cannot write,\n` +
+    '           then later: switchboard audit verify --anchor <the copy>\n' +
+    'With --strict an unanchored ledger is a failure (exit 1).\n'
+  );
+}
+
+function describeReport(report: VerifyReport, dir: string): string {
   const counts =
-    `${report.records} records, ${report.checkpoints} checkpoints` +
+    `${plural(report.records, 'record')}, ${plural(report.checkpoints, 'checkpoint')}` +
     (report.checkpoints > 0 ? ` (the last covers ${report.lastCheckpointSize})` : '') +
     (report.anchored > 0 ? `, anchored up to ${report.anchored}` : '');
   if (report.status === 'intact') return `intact: ${counts}\n`;
   if (report.status === 'unanchored') {
-    return `intact but unanchored: ${counts}\n  ${report.unanchoredBecause ?? ''}\n`;
+    return `intact but unanchored: ${counts}\n  ${report.unanchoredBecause ?? ''}\n${unanchoredHelp(dir, report)}`;
   }
   const b = report.firstBreak;
   if (b === undefined) return `tampered: ${counts}\n`;
@@ -88,13 +129,23 @@ function describeReport(report: VerifyReport): string {
   );
 }
 
-function tailTable(records: readonly StoredRecord[]): string {
+/**
+ * How a record ended, for a person: its decision, except that a call the client cancelled (an
+ * `error` record whose error is {@link CANCELLED_BY_CLIENT}) shows as `cancelled`.
+ */
+function outcomeText(record: { readonly decision?: unknown; readonly error?: unknown }): string {
+  if (record.decision === 'error' && record.error === CANCELLED_BY_CLIENT) return 'cancelled';
+  return typeof record.decision === 'string' ? printable(record.decision) : '-';
+}
+
+function tailTable(records: readonly StoredRecord[], width: number | undefined): string {
   const columns = [
     { title: 'SEQ', align: 'right' as const },
     { title: 'TIME (UTC)' },
-    { title: 'CLIENT' },
-    { title: 'METHOD' },
-    { title: 'TARGET' },
+    { title: 'CLIENT', shrink: 8 },
+    { title: 'UPSTREAM', shrink: 10 },
+    { title: 'METHOD', shrink: 10 },
+    { title: 'TARGET', shrink: 12 },
     { title: 'TIER' },
     { title: 'DECISION' },
     { title: 'DURATION', align: 'right' as const },
@@ -108,14 +159,15 @@ function tailTable(records: readonly StoredRecord[]): string {
       String(record.seq),
       printable(ts),
       cell(record.client_id),
+      cell(record.upstream),
       cell(record.method),
       cell(record.target),
       cell(record.tier),
-      cell(record.decision),
+      outcomeText(record),
       duration,
     ];
   });
-  return renderTable(columns, rows);
+  return renderTable(columns, rows, undefined, width);
 }
 
 async function readVerifierKey(file: string): Promise<string> {
@@ -138,7 +190,7 @@ export function registerAuditCommands(program: Command): void {
     .command('audit')
     .description('verify and read the tamper-evident audit ledger, and prove that a record is in it');
 
-  audit
+  const verify = audit
     .command('verify')
     .description(
       'check every record, the hash chain, the signed checkpoints and the anchor; print the first break',
@@ -154,11 +206,6 @@ export function registerAuditCommands(program: Command): void {
       integerOption(1),
     )
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText(
-      'after',
-      '\nExit status: 0 intact, 1 tampered (the first break: seq, reason code, file and line),\n' +
-        '2 usage or I/O error, 3 intact but unanchored (nothing proves the log was not truncated).\n',
-    )
     .action(
       (
         options: {
@@ -172,39 +219,41 @@ export function registerAuditCommands(program: Command): void {
         command: Command,
       ) =>
         run(command, async (io) => {
+          const dir = await ledgerDir(command, options, io);
           const report = await verifyLedger({
-            dir: ledgerDir(command, options),
+            dir,
             ...(options.pubkey === undefined ? {} : { verifierKey: await readVerifierKey(options.pubkey) }),
             ...(options.anchor === undefined ? {} : { anchor: options.anchor }),
             strict: options.strict === true,
             ...(options.threads === undefined ? {} : { threads: options.threads }),
           });
-          io.out(options.json ? `${JSON.stringify(report)}\n` : describeReport(report));
+          io.out(options.json ? `${JSON.stringify(report)}\n` : describeReport(report, dir));
           return VERIFY_EXIT_CODES[report.status];
         }),
     );
 
-  audit
+  const tail = audit
     .command('tail')
     .description(
-      'the latest records, for people: seq, time, client, method, target, tier, decision, duration',
+      'the latest records, for people: seq, time, client, upstream, method, target, tier, decision, duration',
     )
     .option('-n, --lines <n>', 'how many records', integerOption(1), 20)
     .option('--json', 'print the stored lines as they are (JSON Lines)')
+    .option('--wide', 'print every cell whole (by default the table fits the terminal, or 120 columns)')
     .option('--ledger <dir>', LEDGER_HELP)
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .action((options: { lines: number; json?: boolean; ledger?: string }, command: Command) =>
+    .action((options: { lines: number; json?: boolean; wide?: boolean; ledger?: string }, command: Command) =>
       run(command, async (io) => {
-        const dir = ledgerDir(command, options);
+        const dir = await ledgerDir(command, options, io);
         const records = await lastRecords(dir, options.lines);
         if (options.json) io.out(records.map((r) => `${r.text}\n`).join(''));
         else if (records.length === 0) io.out(`no records in ${dir}\n`);
-        else io.out(tailTable(records));
+        else io.out(tailTable(records, options.wide ? undefined : (io.columns ?? DEFAULT_TABLE_WIDTH)));
         return 0;
       }),
     );
 
-  audit
+  const show = audit
     .command('show')
     .description('one record as pretty JSON, with the file and line it is on')
     .argument('<seq>', 'the record number', integerOption(1))
@@ -213,7 +262,7 @@ export function registerAuditCommands(program: Command): void {
     .option('--data-dir <dir>', DATA_DIR_HELP)
     .action((seq: number, options: { json?: boolean; ledger?: string }, command: Command) =>
       run(command, async (io) => {
-        const dir = ledgerDir(command, options);
+        const dir = await ledgerDir(command, options, io);
         const found = await findRecord(dir, seq);
         if (found === undefined) {
           io.err(`switchboard: no record ${seq} in ${dir}\n`);
@@ -225,7 +274,7 @@ export function registerAuditCommands(program: Command): void {
       }),
     );
 
-  audit
+  const prove = audit
     .command('prove')
     .description('an inclusion proof of one record in a signed checkpoint, for a third party to check')
     .argument('<seq>', 'the record number', integerOption(1))
@@ -240,7 +289,7 @@ export function registerAuditCommands(program: Command): void {
     .action((seq: number, options: { size?: number; json?: boolean; ledger?: string }, command: Command) =>
       run(command, async (io) => {
         const doc = await proveInclusion({
-          dir: ledgerDir(command, options),
+          dir: await ledgerDir(command, options, io),
           seq,
           ...(options.size === undefined ? {} : { treeSize: options.size }),
         });
@@ -260,7 +309,7 @@ export function registerAuditCommands(program: Command): void {
       }),
     );
 
-  audit
+  const checkProof = audit
     .command('check-proof')
     .description(
       'check an inclusion proof document against a checkpoint verifier key (what a third party runs)',
@@ -292,4 +341,26 @@ export function registerAuditCommands(program: Command): void {
         return result.ok ? 0 : 1;
       }),
     );
+  addExamples(
+    verify,
+    [
+      'switchboard audit verify',
+      'switchboard audit verify --anchor /mnt/elsewhere/anchor.jsonl --strict',
+      'switchboard audit verify --ledger .switchboard/audit/stdio/everything --json',
+    ],
+    'Exit status: 0 intact, 1 tampered (the first break: seq, reason code, file and line),\n' +
+      '2 usage or I/O error, 3 intact but unanchored (nothing proves the log was not truncated).\n',
+  );
+  addExamples(tail, [
+    'switchboard audit tail',
+    'switchboard audit tail -n 100 --wide',
+    'switchboard audit tail --json | jq .target',
+  ]);
+  addExamples(show, ['switchboard audit show 42', 'switchboard audit show 42 --json']);
+  addExamples(prove, [
+    'switchboard audit prove 42',
+    'switchboard audit prove 42 --json > proof.json',
+    'switchboard audit prove 42 --size 1000 --json > proof.json',
+  ]);
+  addExamples(checkProof, ['switchboard audit check-proof proof.json --pubkey checkpoint.pub']);
 }

@@ -12,6 +12,7 @@ import { stringify } from 'yaml';
 import { isBearerTokenSyntax } from '../../auth/bearer.js';
 import { hashToken, newToken } from '../../auth/token-hash.js';
 import { ioOf, readAllBounded } from '../command-io.js';
+import { addExamples } from '../help-text.js';
 
 /** Names as `auth.tokens[].principal` and `roles` accept them (config/sections/auth.ts). */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@:-]{0,127}$/;
@@ -47,7 +48,7 @@ export function registerAuthCommands(program: Command, options: AuthCommandOptio
       'make bearer tokens for the auth section of the configuration, which keeps only their SHA-256',
     );
 
-  auth
+  const tokenCmd = auth
     .command('token')
     .description('make a new bearer token and print it once, with the configuration entry that accepts it')
     .requiredOption(
@@ -56,11 +57,6 @@ export function registerAuthCommands(program: Command, options: AuthCommandOptio
       parseName,
     )
     .option('--role <role>', 'a role of the principal (repeatable), e.g. approver', collectRole)
-    .addHelpText(
-      'after',
-      '\nThe token goes to stdout first, alone on its line, then the YAML to add to the configuration.\n' +
-        'It is shown only this once: the configuration keeps only its SHA-256.\n',
-    )
     .action((opts: { principal: string; role?: string[] }, command: Command) => {
       const io = ioOf(command);
       const token = newToken();
@@ -76,7 +72,7 @@ export function registerAuthCommands(program: Command, options: AuthCommandOptio
       );
     });
 
-  auth
+  const hashCmd = auth
     .command('hash')
     .description('print the SHA-256 of a bearer token read from stdin (for auth.tokens[].sha256)')
     .option('--token <token>', 'the token (visible in shell history and to other users via ps: prefer stdin)')
@@ -108,4 +104,11 @@ export function registerAuthCommands(program: Command, options: AuthCommandOptio
       }
       io.out(`${hashToken(token)}\n`);
     });
+  addExamples(
+    tokenCmd,
+    ['switchboard auth token --principal alice', 'switchboard auth token --principal bob --role approver'],
+    'The token goes to stdout first, alone on its line, then the YAML to add to the configuration.\n' +
+      'It is shown only this once: the configuration keeps only its SHA-256.\n',
+  );
+  addExamples(hashCmd, ['switchboard auth hash < token.txt', 'pbpaste | switchboard auth hash']);
 }

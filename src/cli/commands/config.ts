@@ -26,6 +26,7 @@ import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js
 import type { CapabilityPattern, ValuePattern } from '../../space/capability-pattern.js';
 import { type Io, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
+import { addExamples } from '../help-text.js';
 
 /**
  * What replaces secret values (of upstream `env` and `headers`, of `audit.anchor.headers`) in
@@ -44,16 +45,11 @@ export function registerConfigCommands(program: Command): void {
     .command('config')
     .description('validate a configuration file, or print the configuration the gateway would use');
 
-  config
+  const check = config
     .command('check')
     .description('validate a configuration file without starting the gateway')
     .argument('<file>', 'the YAML configuration file')
     .option('--json', 'print the result as JSON: the issues, or the normalized configuration')
-    .addHelpText(
-      'after',
-      '\nExit status: 0 valid, 1 invalid (each problem on stderr as file:line:column key: found ..., expected ...),\n' +
-        '2 the file is missing or unreadable.\n',
-    )
     .action(async (file: string, options: { json?: boolean }, command: Command) => {
       const io = ioOf(command);
       const loaded = await load(file, io, options.json === true);
@@ -68,7 +64,7 @@ export function registerConfigCommands(program: Command): void {
       for (const warning of loaded.warnings) io.err(`${file}: warning: ${warning}\n`);
     });
 
-  config
+  const show = config
     .command('show')
     .description('print the effective configuration as YAML: every default applied, secrets redacted')
     .option(
@@ -105,6 +101,11 @@ export function registerConfigCommands(program: Command): void {
       );
       io.out(stringify(toFileShape(redact(gateway)), { lineWidth: 0 }));
     });
+  addExamples(check, [
+    'switchboard config check switchboard.yaml',
+    'switchboard config check switchboard.yaml --json',
+  ]);
+  addExamples(show, ['switchboard config show', 'switchboard config show --config switchboard.yaml']);
 }
 
 /** Loads `file`, reporting failures (exit 1 invalid, 2 unreadable); undefined when it failed. */

@@ -17,6 +17,7 @@ import { Metrics } from '../../observe/metrics.js';
 import { dataDirOf } from '../global-options.js';
 import { openServeLedger } from '../ledger-setup.js';
 import { parseLogLevel, parseNonNegativeInt } from '../options.js';
+import { checkPortFree } from '../port-check.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
 import { readPackageVersion } from '../version.js';
@@ -51,8 +52,8 @@ export function registerServeCommand(program: Command): void {
     .command('serve')
     .summary('run the Streamable HTTP gateway')
     .description(
-      'Serves MCP over Streamable HTTP: /mcp fronts every configured upstream (tools and prompts named\n' +
-        '<server>__<name>), /servers/<name>/mcp fronts one. Binds 127.0.0.1:8787 by default.\n' +
+      'Serves MCP over Streamable HTTP: /mcp fronts every configured upstream (tools and prompts named ' +
+        '<server>__<name>), /servers/<name>/mcp fronts one. Binds 127.0.0.1:8787 by default. ' +
         'Without --config, a built-in configuration fronts the demo servers server-everything and server-memory.',
     )
     .option('--config <file>', 'the YAML configuration file (see examples/switchboard.yaml)')
@@ -80,7 +81,9 @@ export function registerServeCommand(program: Command): void {
         '  switchboard config check switchboard.yaml\n',
     )
     .action(async (options: ServeOptions, cmd: Command) => {
-      const dataDir = ensureDataDir(dataDirOf(cmd));
+      // Nothing is created until the configuration is valid and the port can be had: a start
+      // that fails leaves no data directory behind and starts no upstream.
+      const dataDir = dataDirOf(cmd);
       let config: GatewayConfig;
       try {
         config = await resolveServeConfig(options, dataDir);
@@ -95,6 +98,14 @@ export function registerServeCommand(program: Command): void {
         } else console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
         process.exitCode =
           error instanceof SwitchboardError && error.code === SbErrorCode.ConfigInvalid ? 1 : 2;
+        return;
+      }
+      try {
+        await checkPortFree(config.server.host, config.server.port);
+        ensureDataDir(dataDir);
+      } catch (error) {
+        console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
+        process.exitCode = 1;
         return;
       }
       const logger = createLogger(config.logging.level);

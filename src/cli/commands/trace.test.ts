@@ -29,7 +29,7 @@ const lines = (text: string): string[] => text.trimEnd().split('\n');
 
 describe('switchboard trace sessions', () => {
   it('lists sessions as a table without colour when stdout has none', async () => {
-    const r = await run(['trace', 'sessions', ...at()]);
+    const r = await run(['trace', 'sessions', '--wide', ...at()]);
     expect(r).toMatchObject({ code: 0, err: '' });
     expect(lines(r.out)[0]).toMatch(/^SESSION\s+MCP-SESSION-ID/);
     expect(lines(r.out)[1]).toMatch(/^s1\s+c0ffee-mcp\s+http\s+-\s+inspector@0\.9\s+a,b\s.*open\s+7$/);
@@ -37,12 +37,12 @@ describe('switchboard trace sessions', () => {
   });
 
   it('takes the data directory from the program option or the environment as well', async () => {
-    const global = await run(['--data-dir', dataDir, 'trace', 'sessions']);
+    const global = await run(['--data-dir', dataDir, 'trace', 'sessions', '--wide']);
     expect(global.out).toContain('c0ffee-mcp');
     const before = process.env.SWITCHBOARD_DATA_DIR;
     process.env.SWITCHBOARD_DATA_DIR = dataDir;
     try {
-      expect((await run(['trace', 'sessions'])).out).toContain('c0ffee-mcp');
+      expect((await run(['trace', 'sessions', '--wide'])).out).toContain('c0ffee-mcp');
     } finally {
       if (before === undefined) delete process.env.SWITCHBOARD_DATA_DIR;
       else process.env.SWITCHBOARD_DATA_DIR = before;
@@ -68,7 +68,7 @@ describe('switchboard trace sessions', () => {
 
 describe('switchboard trace show', () => {
   it('prints the session, then its envelopes in order, by key or by Mcp-Session-Id', async () => {
-    const byKey = await run(['trace', 'show', 's1', ...at()]);
+    const byKey = await run(['trace', 'show', 's1', '--wide', ...at()]);
     expect(byKey.code).toBe(0);
     const out = lines(byKey.out);
     expect(out[1]).toMatch(/^s1\s/);
@@ -76,7 +76,7 @@ describe('switchboard trace show', () => {
     expect(out[3]).toMatch(/^#\s+TIME \(UTC\)/);
     expect(out.slice(4).map((l) => l.split(/\s+/).at(-1))).toEqual(trace.records.map((r) => r.envelope.id));
     expect(out[10]).toMatch(/response\s+\(tools\/call\)\s+7\s+#2\s.*#2,#6\s+11\.0ms/);
-    const byMcpId = await run(['trace', 'show', 'c0ffee-mcp', ...at()]);
+    const byMcpId = await run(['trace', 'show', 'c0ffee-mcp', '--wide', ...at()]);
     expect(byMcpId.out).toBe(byKey.out);
   });
 

@@ -14,11 +14,13 @@ import { DEFAULT_FOLLOW_DEPTH } from '../../trace/correlation-walk.js';
 import { SqliteTraceStore } from '../../trace/sqlite-trace-store.js';
 import { type Io, integerOption, ioOf } from '../command-io.js';
 import { dataDirOf } from '../global-options.js';
+import { addExamples } from '../help-text.js';
 import { renderCorrelationGraph } from '../render/correlation-graph.js';
 import { renderEnvelopeTable } from '../render/envelope-table.js';
 import { renderEnvelopeJsonLines, renderJsonLines } from '../render/json-lines.js';
 import { renderSessionsTable } from '../render/sessions-table.js';
 import { renderSubtree } from '../render/subtree-tree.js';
+import { DEFAULT_TABLE_WIDTH } from '../render/text-table.js';
 
 /** The trace database's file name inside the data directory. */
 export const TRACE_DB_FILE = 'trace.db';
@@ -30,7 +32,7 @@ const DATA_DIR_HELP = 'where the gateway keeps its data (env SWITCHBOARD_DATA_DI
  * reads as an option; `--` ends the options. (The gateway's own keys never start with `-`.)
  */
 const DASH_HINT = (command: string, argument: string): string =>
-  `\nA ${argument} that starts with "-" goes after "--": switchboard trace ${command} --json -- -Xyz...`;
+  `A ${argument} that starts with "-" goes after "--": switchboard trace ${command} --json -- -Xyz...\n`;
 
 /**
  * Opens the trace of `command`'s data directory read-only and runs `query` on it, closing it
@@ -65,6 +67,14 @@ function withTrace(command: Command, query: (store: SqliteTraceStore, io: Io) =>
   }
 }
 
+const WIDE_HELP =
+  'print every column and every cell whole (by default tables fit the terminal, or 120 columns)';
+
+/** The width a table fits: none with `--wide`, else the terminal's, else {@link DEFAULT_TABLE_WIDTH}. */
+function tableWidth(io: Io, wide: boolean | undefined): number | undefined {
+  return wide ? undefined : (io.columns ?? DEFAULT_TABLE_WIDTH);
+}
+
 function notFound(io: Io, message: string): void {
   io.err(`switchboard: ${message}\n`);
   process.exitCode = 1;
@@ -80,29 +90,36 @@ export function registerTraceCommands(program: Command): void {
     .command('trace')
     .description('query the recorded trace: every message the gateway passed, as MEUP envelopes');
 
-  trace
+  const sessionsCmd = trace
     .command('sessions')
     .description('list recorded sessions, newest first, with their envelope counts')
     .option('--limit <n>', 'show at most N sessions', integerOption(1), 50)
     .option('--json', 'one session summary per line (JSON Lines)')
+    .option('--wide', WIDE_HELP)
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .action((options: { limit: number; json?: boolean }, command: Command) =>
+    .action((options: { limit: number; json?: boolean; wide?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const sessions = store.sessions({ limit: options.limit });
         if (options.json) io.out(renderJsonLines(sessions));
         else if (sessions.length === 0) io.out(`no sessions recorded in ${store.path}\n`);
-        else io.out(renderSessionsTable(sessions, { color: io.color }));
+        else io.out(renderSessionsTable(sessions, { color: io.color, width: tableWidth(io, options.wide) }));
       }),
     );
 
-  trace
+  addExamples(sessionsCmd, [
+    'switchboard trace sessions',
+    'switchboard trace sessions --limit 5 --wide',
+    'switchboard trace sessions --json --data-dir /srv/switchboard',
+  ]);
+
+  const showCmd = trace
     .command('show')
     .description('every envelope of one session, in the order the gateway saw them')
     .argument('<session>', 'the internal session key or the client-facing Mcp-Session-Id')
     .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
+    .option('--wide', WIDE_HELP)
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText('after', DASH_HINT('show', '<session>'))
-    .action((session: string, options: { json?: boolean }, command: Command) =>
+    .action((session: string, options: { json?: boolean; wide?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const info = store.sessionInfo(session);
         if (info === undefined) {
@@ -111,22 +128,32 @@ export function registerTraceCommands(program: Command): void {
           io.out(renderEnvelopeJsonLines(store.session(info.key)));
         } else {
           const records = store.session(info.key);
-          io.out(renderSessionsTable([info], { color: io.color }));
+          const width = tableWidth(io, options.wide);
+          io.out(renderSessionsTable([info], { color: io.color, width }));
           io.out('\n');
           io.out(
-            records.length === 0 ? '(no envelopes)\n' : renderEnvelopeTable(records, { color: io.color }),
+            records.length === 0
+              ? '(no envelopes)\n'
+              : renderEnvelopeTable(records, { color: io.color, ...(width === undefined ? {} : { width }) }),
           );
         }
       }),
     );
 
-  trace
+  addExamples(
+    showCmd,
+    ['switchboard trace show 3xYq9kT2mW8pL4vN6rB1cA', 'switchboard trace show --json -- -Xyz'],
+    'HOP in the table: client→gw, gw→<upstream>, <upstream>→gw, gw→client. The session "gateway" is the\n' +
+      "gateway's own traffic with its upstreams (their initialize handshakes) and messages of no client call.\n" +
+      DASH_HINT('show', '<session>'),
+  );
+
+  const treeCmd = trace
     .command('tree')
     .description('everything recorded in a context and below it, e.g. all that one request caused')
     .argument('<context>', 'a context path: <session> or <session>/<request-envelope-id>[/...]')
     .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
     .option('--data-dir <dir>', DATA_DIR_HELP)
-    .addHelpText('after', DASH_HINT('tree', '<context>'))
     .action((context: string, options: { json?: boolean }, command: Command) =>
       withTrace(command, (store, io) => {
         const records = store.subtree(context);
@@ -142,7 +169,16 @@ export function registerTraceCommands(program: Command): void {
       }),
     );
 
-  trace
+  addExamples(
+    treeCmd,
+    [
+      'switchboard trace tree 3xYq9kT2mW8pL4vN6rB1cA/01JD8G3XK4PQSQN0000000007',
+      'switchboard trace tree --json 3xYq9kT2mW8pL4vN6rB1cA',
+    ],
+    DASH_HINT('tree', '<context>'),
+  );
+
+  const followCmd = trace
     .command('follow')
     .description('the correlation graph around one envelope: what it answers and what answers it')
     .argument('<envelope-id>', 'the id of a recorded envelope')
@@ -168,4 +204,8 @@ export function registerTraceCommands(program: Command): void {
         }
       }),
     );
+  addExamples(followCmd, [
+    'switchboard trace follow 01JD8G3XK4PQSQN0000000007',
+    'switchboard trace follow 01JD8G3XK4PQSQN0000000007 --depth 1 --json',
+  ]);
 }

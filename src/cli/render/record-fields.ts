@@ -23,6 +23,16 @@ export function directionArrow(direction: Direction): string {
   }
 }
 
+/**
+ * When a hop happened: when the gateway wrote it (`sentAt`), else when it read it. This is the
+ * instant of the envelope's `ts`. `receivedAt` alone is wrong for a hop the gateway wrote: a
+ * gateway→client response carries its request's `receivedAt` (the router's context for the
+ * call), so views that showed it put every response at its request's time.
+ */
+export function hopTime(record: TraceRecord): number {
+  return record.sentAt ?? record.receivedAt;
+}
+
 /** `HH:MM:SS.mmm` in UTC. */
 export function clockTime(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(11, 23);
@@ -139,7 +149,7 @@ export function summaryLine(
   const method = shownMethod(record, known);
   const id = rpcIdText(record);
   const parts = [
-    style.dim(clockTime(record.receivedAt)),
+    style.dim(clockTime(hopTime(record))),
     directionArrow(record.direction),
     kind.paint ? kind.paint(kind.text) : kind.text,
   ];

@@ -43,4 +43,42 @@ describe('renderSessionsTable', () => {
     };
     expect(renderSessionsTable([one], { color: true })).toContain(String.fromCharCode(27));
   });
+
+  it('fits a width: MCP-SESSION-ID left to --wide, PRINCIPAL only when someone has one, names cut', () => {
+    const wide: TraceSessionSummary = {
+      key: 'foquxGdp7s7NW88dMhWiwQ',
+      mcpSessionId: '5f0c8e1e-3a0b-4f3e-9d51-7b1f0e6a2c44',
+      transport: 'http',
+      upstreams: ['everything', 'filesystem', 'github', 'postgres'],
+      startedAt: T0,
+      endedAt: T0 + 1000,
+      envelopes: 1234,
+      clientInfo: { name: 'a-client-with-a-rather-long-name', version: '10.20.30' },
+    };
+    const out = renderSessionsTable([wide], { color: false, width: 120 }).trimEnd().split('\n');
+    expect(out.every((l) => l.length <= 120)).toBe(true);
+    expect(out[0]).not.toContain('MCP-SESSION-ID');
+    expect(out[0]).not.toContain('PRINCIPAL');
+    expect(out[1]).toMatch(/^foquxGdp7s7NW88dMhWiwQ\s+http\s+a-client\S*…/);
+    const withPrincipal = renderSessionsTable([{ ...wide, principal: 'alice' }], {
+      color: false,
+      width: 120,
+    });
+    expect(withPrincipal.split('\n')[0]).toContain('PRINCIPAL');
+    expect(renderSessionsTable([wide], { color: false })).toContain(wide.mcpSessionId);
+  });
+
+  it('explains the "gateway" session under a table that lists it', () => {
+    const own: TraceSessionSummary = {
+      key: 'gateway',
+      transport: 'stdio',
+      upstreams: ['a'],
+      startedAt: T0,
+      envelopes: 4,
+    };
+    const out = renderSessionsTable([own], { color: false, width: 120 });
+    expect(out).toContain('(gateway)');
+    expect(out).toContain('"gateway" is not a client');
+    expect(renderSessionsTable([{ ...own, key: 'k' }], { color: false })).not.toContain('not a client');
+  });
 });

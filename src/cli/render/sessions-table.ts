@@ -2,18 +2,19 @@
  * The sessions of a trace as a table, newest first (the order the store returns): who, over
  * which transport, to which upstreams, when, for how long, and how many envelopes.
  */
+import { GATEWAY_PARTICIPANT } from '../../core/trace-mapping.js';
 import type { TraceSessionSummary } from '../../trace/types.js';
 import { dateTime, duration } from './record-fields.js';
-import { createStyle } from './style.js';
+import { createStyle, type Paint } from './style.js';
 import { type Cell, type Column, renderTable } from './text-table.js';
 
 const COLUMNS: readonly Column[] = [
   { title: 'SESSION' },
   { title: 'MCP-SESSION-ID' },
   { title: 'TRANSPORT' },
-  { title: 'PRINCIPAL' },
-  { title: 'CLIENT' },
-  { title: 'UPSTREAMS' },
+  { title: 'PRINCIPAL', shrink: 9 },
+  { title: 'CLIENT', shrink: 9 },
+  { title: 'UPSTREAMS', shrink: 9 },
   { title: 'STARTED (UTC)' },
   { title: 'DURATION', align: 'right' },
   { title: 'STATE' },
@@ -26,7 +27,11 @@ const COLUMNS: readonly Column[] = [
  */
 export function renderSessionsTable(
   sessions: readonly TraceSessionSummary[],
-  options: { readonly color: boolean },
+  options: {
+    readonly color: boolean;
+    /** Fit this many columns, cutting ids, names and lists with `…`; undefined prints them whole. */
+    readonly width?: number;
+  },
 ): string {
   const style = createStyle(options.color);
   const rows = sessions.map((s): (Cell | string)[] => {
@@ -36,7 +41,7 @@ export function renderSessionsTable(
       s.mcpSessionId ?? '-',
       s.transport,
       s.principal ?? '-',
-      clientText(s.clientInfo),
+      s.key === GATEWAY_SESSION ? '(gateway)' : clientText(s.clientInfo),
       s.upstreams.length === 0 ? '-' : s.upstreams.join(','),
       { text: dateTime(s.startedAt), paint: style.dim },
       end === undefined ? '-' : duration(end - s.startedAt),
@@ -44,8 +49,48 @@ export function renderSessionsTable(
       String(s.envelopes),
     ];
   });
-  return renderTable(COLUMNS, rows, style.bold);
+  const table =
+    options.width === undefined
+      ? renderTable(COLUMNS, rows, style.bold)
+      : narrowTable(rows, options.width, style.bold);
+  return sessions.some((s) => s.key === GATEWAY_SESSION) ? `${table}${GATEWAY_SESSION_NOTE}` : table;
 }
+
+/** Column indexes of MCP-SESSION-ID and PRINCIPAL, which a narrow table may leave out. */
+const MCP_SESSION_ID = 1;
+const PRINCIPAL = 3;
+
+/**
+ * The table fitted to `width`: without MCP-SESSION-ID (up to 36 characters; `--wide` shows it,
+ * and `trace show` takes the SESSION key), without PRINCIPAL when nobody has one, and with
+ * PRINCIPAL, CLIENT and UPSTREAMS cut to fit.
+ */
+function narrowTable(rows: readonly (Cell | string)[][], width: number, header: Paint): string {
+  const text = (cell: Cell | string | undefined): string =>
+    typeof cell === 'string' ? cell : (cell?.text ?? '');
+  const drop = new Set([MCP_SESSION_ID]);
+  if (rows.every((row) => text(row[PRINCIPAL]) === '-')) drop.add(PRINCIPAL);
+  const keep = <T>(_: T, i: number): boolean => !drop.has(i);
+  return renderTable(
+    COLUMNS.filter(keep),
+    rows.map((row) => row.filter(keep)),
+    header,
+    width,
+  );
+}
+
+/**
+ * The session key under which the router traces traffic that belongs to no client session: its
+ * own handshakes with upstreams (`initialize`, `notifications/initialized`, the lists it merges)
+ * and what an upstream sends outside any call (progress for a call already over, notifications
+ * with no session to go to).
+ */
+export const GATEWAY_SESSION = GATEWAY_PARTICIPANT;
+
+/** Printed under a sessions table that lists the gateway's session, so that nobody wonders. */
+export const GATEWAY_SESSION_NOTE =
+  '\n"gateway" is not a client: it holds the gateway\'s own traffic with its upstreams (their initialize\n' +
+  'handshakes) and messages that belong to no client call (e.g. progress that came after its call ended).\n';
 
 function clientText(info: Readonly<Record<string, unknown>> | undefined): string {
   const name = info?.name;

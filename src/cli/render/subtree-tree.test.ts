@@ -36,4 +36,37 @@ describe('renderSubtree', () => {
     expect(out.split('\n').slice(0, 3)).toEqual(['a', '└─ b/', '   └─ c/']);
     expect(out).toContain('      └─ ');
   });
+
+  it('places a response the gateway wrote at its own time, after the progress before it (issue 22)', () => {
+    // As the router records them: the gateway's response to the client carries its request's
+    // receivedAt (T0) and the time it was written as sentAt.
+    const T0 = Date.UTC(2026, 0, 2, 3, 4, 5);
+    const request = traceRecord({ id: 'R', context: 's1/R', receivedAt: T0 });
+    const progress = traceRecord({
+      id: 'P',
+      context: 's1/R',
+      kind: 'mcp/notification',
+      from: 'gateway',
+      to: ['client-s1'],
+      direction: 'server->client',
+      payload: { jsonrpc: '2.0', method: 'notifications/progress' },
+      receivedAt: T0 + 200,
+      sentAt: T0 + 200.5,
+    });
+    const response = traceRecord({
+      id: 'A',
+      context: 's1/R',
+      kind: 'mcp/response',
+      from: 'gateway',
+      to: ['client-s1'],
+      direction: 'server->client',
+      correlationId: ['R'],
+      payload: { jsonrpc: '2.0', id: 1, result: {} },
+      receivedAt: T0,
+      sentAt: T0 + 600,
+    });
+    const lines = renderSubtree('s1/R', [request, response, progress], { color: false }).split('\n');
+    expect(lines.slice(1, 4).map((l) => l.slice(-1))).toEqual(['R', 'P', 'A']);
+    expect(lines[3]).toContain('03:04:05.600 ← response (ping)');
+  });
 });

@@ -5,14 +5,14 @@
  * nested server->client request as a branch inside it.
  */
 import type { TraceRecord } from '../../trace/types.js';
-import { indexById, summaryLine } from './record-fields.js';
+import { hopTime, indexById, summaryLine } from './record-fields.js';
 import { createStyle, type Style } from './style.js';
 
 interface Branch {
   readonly segment: string;
   readonly records: { readonly record: TraceRecord; readonly index: number }[];
   readonly children: Map<string, Branch>;
-  /** Earliest `receivedAt` and insertion index anywhere below, to place the branch among siblings. */
+  /** Earliest hop time (`hopTime`) and insertion index anywhere below, to place the branch among siblings. */
   time: number;
   index: number;
 }
@@ -33,7 +33,7 @@ type Item =
 
 /**
  * Renders the envelopes of `records` that lie in `context`'s subtree (others are ignored) under a
- * root line naming `context`. Entries are ordered by `receivedAt`, ties by their order in
+ * root line naming `context`. Entries are ordered by their hop time (`hopTime`: when the gateway wrote or read them), ties by their order in
  * `records`; a branch sits where its earliest envelope would.
  */
 export function renderSubtree(
@@ -49,7 +49,7 @@ export function renderSubtree(
     if (c === undefined || (c !== context && !c.startsWith(prefix))) return;
     let node = root;
     const visit = (n: Branch): void => {
-      n.time = Math.min(n.time, record.receivedAt);
+      n.time = Math.min(n.time, hopTime(record));
       n.index = Math.min(n.index, index);
     };
     visit(node);
@@ -80,7 +80,7 @@ function writeBranch(
 ): void {
   const items: Item[] = [
     ...node.records.map(
-      ({ record, index }): Item => ({ kind: 'record', record, time: record.receivedAt, index }),
+      ({ record, index }): Item => ({ kind: 'record', record, time: hopTime(record), index }),
     ),
     ...[...node.children.values()].map(
       (b): Item => ({ kind: 'branch', branch: b, time: b.time, index: b.index }),

@@ -26,4 +26,15 @@ describe('renderTable', () => {
   it('renders a header alone for no rows', () => {
     expect(renderTable([{ title: 'ONLY' }], [])).toBe('ONLY\n');
   });
+
+  it('cuts shrinkable columns, widest first, with "…" until the table fits, never the others', () => {
+    const columns = [{ title: 'ID' }, { title: 'TEXT', shrink: 4 }, { title: 'MORE', shrink: 4 }];
+    const rows = [['0123456789', 'abcdefghijklmnop', 'qrstuvwx']];
+    const out = renderTable(columns, rows, undefined, 30).split('\n');
+    expect(out.every((l) => l.length <= 30)).toBe(true);
+    expect(out[1]).toBe('0123456789  abcdefg…  qrstuvwx');
+    // At their minimums they stop: the table stays wider rather than cutting an id.
+    expect(renderTable(columns, rows, undefined, 5).split('\n')[1]).toBe('0123456789  abc…  qrs…');
+    expect(renderTable(columns, rows).split('\n')[1]).toBe('0123456789  abcdefghijklmnop  qrstuvwx');
+  });
 });

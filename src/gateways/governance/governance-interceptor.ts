@@ -22,6 +22,7 @@
  * AsyncLocalStorage (seed 002): `admit` runs inside it and keeps them for the record.
  */
 
+import { CANCELLED_BY_CLIENT } from '../../audit/ledger/audit-event.js';
 import { UNAVAILABLE_PHRASE } from '../../audit/ledger/ledger-unavailable.js';
 import { currentRequestScope } from '../../audit/request-scope.js';
 import type { GovernedMethod, Tier } from '../../config/types.js';
@@ -346,11 +347,7 @@ export class GovernanceInterceptor implements CallInterceptor {
     const decision: AuditDecision = failed ? 'error' : governance.outcome;
     const result = 'result' in response ? response.result : undefined;
     const errorText =
-      'error' in response
-        ? response.error.message
-        : outcome.delivered
-          ? undefined
-          : 'cancelled by the client';
+      'error' in response ? response.error.message : outcome.delivered ? undefined : CANCELLED_BY_CLIENT;
     const durable = tierAtLeast(governance.decision.tier, 'T2');
     if (!durable) {
       // Answered at once; recorded in `delivered`, written after (batched).
