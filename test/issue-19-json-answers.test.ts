@@ -188,7 +188,9 @@ describe('serve reads an upstream JSON answer holding several messages (issue 19
       const answer = messages.find((m) => m.id === 7);
       expect(answer?.error).toMatchObject({
         code: -32603,
-        message: expect.stringContaining('with a response to another request (id "someone-else")'),
+        message: expect.stringContaining(
+          'with a response to another request (id "someone-else"; value 2 of 2, line 2, column 1)',
+        ),
         data: { code: 'SB_UPSTREAM_PROTOCOL' },
       });
       // The progress that came before it was read well, and was delivered first.

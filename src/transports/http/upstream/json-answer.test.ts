@@ -40,7 +40,7 @@ describe('readJsonAnswer', () => {
     });
     expect(readJsonAnswer(`${note(1)}\n[]`, 1, LEGACY)).toMatchObject({
       ok: false,
-      fault: 'an empty JSON-RPC batch as value 2 of 2 (line 2, column 1)',
+      fault: 'an empty JSON-RPC batch (value 2 of 2, line 2, column 1)',
     });
   });
 

@@ -71,7 +71,7 @@ export function readJsonAnswer(text: string, id: RequestId, rules: JsonAnswerRul
   const several = split.values.length > 1;
   const messages: Located[] = [];
   for (const [i, value] of split.values.entries()) {
-    const where = several ? `value ${i + 1} of ${split.values.length} (${place(text, value.start)})` : '';
+    const where = several ? `value ${i + 1} of ${split.values.length}, ${place(text, value.start)}` : '';
     if (!Array.isArray(value.value)) {
       messages.push({ ...value, shape: value.shapes[0], where });
       continue;
@@ -80,10 +80,10 @@ export function readJsonAnswer(text: string, id: RequestId, rules: JsonAnswerRul
       return {
         ok: false,
         related: [],
-        fault: `a JSON-RPC batch${where ? ` as ${where}` : ''}, which MCP 2026-07-28 does not allow`,
+        fault: `a JSON-RPC batch${where ? ` (${where})` : ''}, which MCP 2026-07-28 does not allow`,
       };
     if (value.value.length === 0)
-      return { ok: false, related: [], fault: `an empty JSON-RPC batch${where ? ` as ${where}` : ''}` };
+      return { ok: false, related: [], fault: `an empty JSON-RPC batch${where ? ` (${where})` : ''}` };
     const texts = elementTexts(value.text);
     for (const [k, element] of value.value.entries())
       messages.push({
@@ -91,7 +91,7 @@ export function readJsonAnswer(text: string, id: RequestId, rules: JsonAnswerRul
         value: element,
         start: value.start,
         shape: value.shapes[k],
-        where: `element ${k + 1} of the batch${where ? ` in ${where}` : ''}`,
+        where: `element ${k + 1} of the batch${where ? ` that is ${where}` : ''}`,
       });
   }
   return pick(messages, id, rules);
@@ -104,7 +104,7 @@ interface Located {
   /** Offset of the value (of its batch, for an element) in the body. */
   readonly start: number;
   readonly shape: MessageShape | undefined;
-  /** How a fault names it (`value 2 of 3 (line 2, column 1)`); empty for the body's only value. */
+  /** How a fault names it (`value 2 of 3, line 2, column 1`); empty for the body's only value. */
   readonly where: string;
 }
 
@@ -135,7 +135,7 @@ function pick(located: readonly Located[], id: RequestId, rules: JsonAnswerRules
       continue;
     }
     if (message.id !== id) {
-      stray ??= `a response to another request (id ${JSON.stringify(message.id)})${named(item)} where the response to id ${JSON.stringify(id)} was due`;
+      stray ??= `a response to another request (id ${JSON.stringify(message.id)}${item.where ? `; ${item.where}` : ''}) where the response to id ${JSON.stringify(id)} was due`;
       continue;
     }
     if (response !== undefined)

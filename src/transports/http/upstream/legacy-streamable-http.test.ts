@@ -915,7 +915,7 @@ describe('LegacyStreamableHttpTransport', () => {
         [
           'JSON that is not JSON-RPC',
           (id) => `${progress()}\n{"id":${String(id)},"result":{}}`,
-          'JSON that is not a JSON-RPC message (value 2 of 2 (line 2, column 1)): missing "jsonrpc": "2.0"',
+          'JSON that is not a JSON-RPC message (value 2 of 2, line 2, column 1): missing "jsonrpc": "2.0"',
         ],
         [
           'a bare JSON number',
@@ -931,7 +931,7 @@ describe('LegacyStreamableHttpTransport', () => {
         [
           'a response with a different id',
           () => `${progress()}\n${done(11)}\n`,
-          'a response to another request (id 11) (value 2 of 2 (line 2, column 1)) where the response to id 10 was due',
+          'a response to another request (id 11; value 2 of 2, line 2, column 1) where the response to id 10 was due',
           ['notifications/progress'],
         ],
         ['two responses', (id) => `${done(id)}\n${done(id)}`, 'two responses to the request (id 10)'],

@@ -255,12 +255,12 @@ describe('readModernAnswer', () => {
         ],
         [
           `${progress}\n[1]`,
-          'a JSON-RPC batch as value 2 of 2 (line 2, column 1), which MCP 2026-07-28 does not allow',
+          'a JSON-RPC batch (value 2 of 2, line 2, column 1), which MCP 2026-07-28 does not allow',
         ],
         [`[${response}]`, 'a JSON-RPC batch, which MCP 2026-07-28 does not allow'],
         [
           `${progress}\n{"jsonrpc":"2.0","id":7}`,
-          'JSON that is not a JSON-RPC message (value 2 of 2 (line 2, column 1)): a message needs "method" (request or notification) or "result"/"error" (response)',
+          'JSON that is not a JSON-RPC message (value 2 of 2, line 2, column 1): a message needs "method" (request or notification) or "result"/"error" (response)',
         ],
         [progress, '1 message and no response to the request (id 7)'],
       ];

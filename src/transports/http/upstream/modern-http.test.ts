@@ -735,7 +735,7 @@ describe('ModernHttpTransport', () => {
       expect(answer.value.error).toEqual({
         code: -32603,
         message:
-          'upstream up answered HTTP 200 with a response to another request (id 99) (value 2 of 2 (line 2, column 1)) where the response to id 3 was due',
+          'upstream up answered HTTP 200 with a response to another request (id 99; value 2 of 2, line 2, column 1) where the response to id 3 was due',
         data: { code: 'SB_UPSTREAM_PROTOCOL', upstream: 'up', status: 200 },
       });
     });
