@@ -236,20 +236,26 @@ describe('LegacyStreamableHttpTransport', () => {
       expect(metrics.total('upstream_send_failures_total')).toBe(0);
     });
 
-    it('delivers a JSON batch answer as it came', async () => {
+    it('delivers a JSON batch answer message by message, the response last', async () => {
       server.handler = mcpHandler({
         'tools/list': (_r, res, m) =>
           json(res, [
             { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } },
             { jsonrpc: '2.0', id: m.id, result: {} },
+            { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'y' } },
           ]),
       });
       const { transport, seen } = await initialized();
       transport.send(...request(7, 'tools/list'));
-      await eventually(() => seen.messages.find((m) => Array.isArray(m.value)));
-      const batch = seen.messages.find((m) => Array.isArray(m.value));
-      expect(batch?.value).toHaveLength(2);
-      expect(batch?.meta.relatedUpstreamId).toBe(7);
+      await seen.response(7);
+      const after = seen.messages
+        .filter((m) => m.meta.relatedUpstreamId === 7)
+        .map((m) => m.value as { id?: number; params?: { data: string } });
+      expect(after.map((m) => [m.id ?? m.params?.data, 7])).toEqual([
+        ['x', 7],
+        ['y', 7],
+        [7, 7],
+      ]);
     });
 
     it('expects 202 for notifications and reports, without any message, a notification the server refused', async () => {
@@ -283,10 +289,11 @@ describe('LegacyStreamableHttpTransport', () => {
       server.handler = (_r, res) => res.writeHead(202).end();
       transport.send(...request(2, 'tools/list'));
       const answer = await seen.response(2);
-      expect(answer.value.error).toMatchObject({
-        code: -32000,
-        message: expect.stringContaining('202'),
-        data: { status: 202 },
+      // The server is there and answered: not "unavailable", but an answer MCP does not allow.
+      expect(answer.value.error).toEqual({
+        code: -32603,
+        message: 'upstream up answered a request with HTTP 202 without a response',
+        data: { code: 'SB_UPSTREAM_PROTOCOL', upstream: 'up', status: 202 },
       });
     });
 
@@ -812,5 +819,148 @@ describe('LegacyStreamableHttpTransport', () => {
     await eventually(() => rejections.length === 1);
     expect(rejections[0]).toMatchObject({ status: 405, detail: 'Method not allowed.', json: INITIALIZE[0] });
     expect(seen.messages).toHaveLength(0);
+  });
+
+  describe('JSON answers holding several messages (issue 19)', () => {
+    /** A raw `application/json` body for every `tools/call`. */
+    function answerCallsWith(body: (id: unknown) => string): void {
+      server.handler = mcpHandler({
+        'tools/call': (_r, res, m) => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(body(m.id));
+        },
+      });
+    }
+    const progress = (data = 1) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/progress',
+        params: { progressToken: 't', progress: data },
+      });
+    const done = (id: unknown) => JSON.stringify({ jsonrpc: '2.0', id, result: { content: [] } });
+    /** What the transport handed over after the handshake, as [method or id, related id]. */
+    const handed = (seen: ReturnType<typeof capture>) =>
+      seen.messages
+        .filter((m) => !Array.isArray(m.value) && m.value.id !== 0)
+        .map((m) => {
+          const value = m.value as Record<string, unknown>;
+          return [value.method ?? value.id, m.meta.relatedUpstreamId];
+        });
+
+    it('delivers a notification and a server request, then the response, written one per line', async () => {
+      // As the conformance suite's reference server answers a streaming elicitation call.
+      const elicit = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'srv-1',
+        method: 'elicitation/create',
+        params: { message: 'name?', requestedSchema: { type: 'object', properties: {} } },
+      });
+      answerCallsWith((id) => `${progress()}\n${elicit}\n${done(id)}\n`);
+      const { transport, seen } = await initialized();
+      transport.send(...request(5, 'tools/call', { name: 'ask' }));
+      const answer = await seen.response(5);
+      expect(answer.value).toEqual({ jsonrpc: '2.0', id: 5, result: { content: [] } });
+      expect(handed(seen)).toEqual([
+        ['notifications/progress', 5],
+        ['elicitation/create', 5],
+        [5, 5],
+      ]);
+      expect(seen.messages.at(-1)?.meta.transport).toMatchObject({ kind: 'http', status: 200 });
+    });
+
+    it('takes values separated by CRLF, pretty-printed over lines, or not separated at all', async () => {
+      const { transport, seen } = await initialized();
+      for (const [n, body] of [
+        [6, (id: unknown) => `${progress()}\r\n${done(id)}\r\n`],
+        [
+          7,
+          (id: unknown) =>
+            `${JSON.stringify(JSON.parse(progress()), null, 2)}\n${JSON.stringify({ jsonrpc: '2.0', id, result: {} }, null, 2)}`,
+        ],
+        [8, (id: unknown) => `${progress()}${done(id)}`],
+      ] as const) {
+        answerCallsWith(body);
+        transport.send(...request(n, 'tools/call', { name: 'x' }));
+        await seen.response(n);
+        expect(handed(seen).filter(([, related]) => related === n)).toEqual([
+          ['notifications/progress', n],
+          [n, n],
+        ]);
+      }
+    });
+
+    it('gives a refusal without id the request id', async () => {
+      answerCallsWith(() =>
+        JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'unreadable' } }),
+      );
+      const { transport, seen } = await initialized();
+      transport.send(...request(9, 'tools/call', { name: 'x' }));
+      const answer = await seen.response(9);
+      expect(answer.value.error).toEqual({ code: -32600, message: 'unreadable' });
+    });
+
+    describe('fails the request with SB_UPSTREAM_PROTOCOL naming what is wrong', () => {
+      const cases: [string, (id: unknown) => string, string, string[]?][] = [
+        ['an empty body', () => ' \n', 'an empty body'],
+        [
+          'text that is not JSON (line, column and offset)',
+          (id) => `${progress()}\n{"jsonrpc":"2.0","id":${String(id)},"result":{]}\n`,
+          `a body that is not JSON at line 2, column 36 (offset ${progress().length + 36}): Expected property name or '}'`,
+        ],
+        [
+          'an unterminated value',
+          (id) => `${progress()}\n{"jsonrpc":"2.0","id":${String(id)}`,
+          `a body that is not JSON at line 2, column 25 (offset ${progress().length + 25}): Expected ',' or '}' after property value`,
+        ],
+        [
+          'JSON that is not JSON-RPC',
+          (id) => `${progress()}\n{"id":${String(id)},"result":{}}`,
+          'JSON that is not a JSON-RPC message (value 2 of 2, line 2, column 1): missing "jsonrpc": "2.0"',
+        ],
+        [
+          'a bare JSON number',
+          () => '42',
+          'JSON that is not a JSON-RPC message: a message must be a JSON object, got a number',
+        ],
+        [
+          'no response for the request id',
+          () => `${progress()}\n${progress(2)}\n`,
+          '2 messages and no response to the request (id 10)',
+          ['notifications/progress', 'notifications/progress'],
+        ],
+        [
+          'a response with a different id',
+          () => `${progress()}\n${done(11)}\n`,
+          'a response to another request (id 11; value 2 of 2, line 2, column 1) where the response to id 10 was due',
+          ['notifications/progress'],
+        ],
+        ['two responses', (id) => `${done(id)}\n${done(id)}`, 'two responses to the request (id 10)'],
+      ];
+      for (const [what, body, fault, related] of cases)
+        it(what, async () => {
+          answerCallsWith(body);
+          const { transport, seen } = await initialized();
+          transport.send(...request(10, 'tools/call', { name: 'x' }));
+          const answer = await seen.response(10);
+          expect(answer.value.error).toEqual({
+            code: -32603,
+            message: `upstream up answered HTTP 200 with ${fault}`,
+            data: { code: 'SB_UPSTREAM_PROTOCOL', upstream: 'up', status: 200 },
+          });
+          expect(answer.meta.relatedUpstreamId).toBe(10);
+          // Related messages of a body read well come first; nothing of a body that is not JSON.
+          expect(handed(seen).slice(0, -1)).toEqual((related ?? []).map((m) => [m, 10]));
+          expect(metrics.get('upstream_malformed_total', { upstream: 'up' })).toBe(1);
+        });
+    });
+
+    it('holds the whole body to the message limit', async () => {
+      answerCallsWith((id) => `${progress()}\n`.repeat(20) + done(id));
+      const { transport, seen } = await initialized({ maxMessageBytes: 1000 });
+      transport.send(...request(12, 'tools/call', { name: 'x' }));
+      const answer = await seen.response(12);
+      expect(answer.value.error).toMatchObject({ code: -32006, data: { code: 'SB_MESSAGE_TOO_LARGE' } });
+      expect(handed(seen)).toEqual([[12, 12]]);
+    });
   });
 });

@@ -23,6 +23,7 @@
 import type { Dispatcher } from 'undici';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../../../protocol/jsonrpc/parse.js';
 import {
   idKey,
   isRequest,
@@ -43,6 +44,7 @@ import {
   type ResolvedHttpUpstreamOptions,
   resolveHttpUpstreamOptions,
 } from './http-upstream-options.js';
+import { readJsonAnswer } from './json-answer.js';
 import { configuredHeaders, isValidSessionId, POST_ACCEPT, STREAM_ACCEPT } from './request-headers.js';
 import {
   declaredLengthOf,
@@ -54,8 +56,7 @@ import {
   readBodyText,
   readErrorDetail,
 } from './response-body.js';
-import { findResponse, negotiatedVersion } from './response-watch.js';
-import { isEmptyData } from './sse-body.js';
+import { negotiatedVersion } from './response-watch.js';
 import { runStandaloneStream } from './standalone-stream.js';
 import type { StreamHost } from './stream-host.js';
 import { tooLargeResponse } from './synthesized-response.js';
@@ -305,7 +306,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
         status === 202
           ? 'HTTP 202 without a response'
           : `HTTP ${status} with ${type ? `content type ${type}` : 'no content type'}`;
-      this.#out.fail(request.id, `upstream ${this.#o.name} answered a request with ${what}`, status);
+      this.#out.failMalformed(request.id, `upstream ${this.#o.name} answered a request with ${what}`, status);
     }
   }
 
@@ -356,15 +357,25 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
       });
       return;
     }
-    if (isEmptyData(read.text)) {
-      this.#out.fail(id, `upstream ${this.#o.name} answered a request with an empty body`, status);
+    const answer = readJsonAnswer(read.text, id, {
+      allowBatch: true,
+      maxDepth: this.#o.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+    });
+    const meta = { transport: this.#httpContext(status, headers), relatedUpstreamId: id };
+    // Related messages first, in order; one nested too deep goes to the router all the same,
+    // which refuses it by its own rules (a server request too deep is answered with an error).
+    for (const related of answer.related) this.#out.deliver(related.text, meta);
+    if (!answer.ok) {
+      this.#o.metrics.inc('upstream_malformed_total', { upstream: this.#o.name });
+      this.#out.failMalformed(
+        id,
+        `upstream ${this.#o.name} answered HTTP ${status} with ${answer.fault}`,
+        status,
+      );
       return;
     }
-    if (initialize) {
-      const response = findResponse(read.text, id);
-      if (response) this.#learn(response);
-    }
-    this.#out.deliver(read.text, { transport: this.#httpContext(status, headers), relatedUpstreamId: id });
+    if (initialize) this.#learn(answer.response.message);
+    this.#out.deliver(answer.response.text, meta);
   }
 
   /** The context of a JSON answer; the session id is redacted (whoever holds it can use the session). */

@@ -62,11 +62,19 @@ describe('readModernAnswer', () => {
     const { answer } = await read((res) =>
       json(res, { jsonrpc: '2.0', id: null, error: { code: -1, message: 'no' } }),
     );
-    expect(answer.kind).toBe('response');
+    // It gets the request's id, so that it finds its way back to the request.
+    expect(answer).toMatchObject({
+      kind: 'response',
+      response: { id: 7 },
+      text: expect.stringContaining('"id":7'),
+    });
     const other = await read((res) => json(res, { jsonrpc: '2.0', id: 8, result: {} }));
-    expect(other.answer).toMatchObject({
+    expect(other.answer).toEqual({
       kind: 'failed',
-      reason: expect.stringContaining('not the response'),
+      reason:
+        'upstream up answered HTTP 200 with a response to another request (id 8) where the response to id 7 was due',
+      status: 200,
+      malformed: true,
     });
   });
 
@@ -142,8 +150,8 @@ describe('readModernAnswer', () => {
   it('fails the request on a response nested past the depth limit, and drops such a notification', async () => {
     const deep = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
     const body = `{"jsonrpc":"2.0","id":7,"result":{"content":${deep(4500)}}}`;
-    const reason =
-      'upstream up answered with a message too deep: its message nests 4502 levels of objects and arrays; the gateway accepts at most 64 (maxJsonDepth)';
+    const limit = 'nests 4502 levels of objects and arrays; the gateway accepts at most 64 (maxJsonDepth)';
+    const reason = `upstream up answered with a message too deep: its message ${limit}`;
     const whole = await read(
       (res) => {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -152,7 +160,12 @@ describe('readModernAnswer', () => {
       64 * 1024,
       64,
     );
-    expect(whole.answer).toEqual({ kind: 'failed', reason, status: 200 });
+    expect(whole.answer).toEqual({
+      kind: 'failed',
+      reason: `upstream up answered HTTP 200 with a response too deep: it ${limit}`,
+      status: 200,
+      malformed: true,
+    });
     const stream = await read(
       (res) => {
         startSse(res);
@@ -167,7 +180,7 @@ describe('readModernAnswer', () => {
       64 * 1024,
       64,
     );
-    expect(stream.answer).toEqual({ kind: 'failed', reason });
+    expect(stream.answer).toEqual({ kind: 'failed', reason, malformed: true });
     expect(stream.notes.map((n) => n.method)).toEqual(['notifications/progress']);
     expect(metrics.get('upstream_malformed_total', { upstream: 'up' })).toBe(3);
   });
@@ -196,6 +209,76 @@ describe('readModernAnswer', () => {
     expect(html.answer).toMatchObject({
       kind: 'failed',
       reason: expect.stringContaining('content type text/html'),
+    });
+  });
+
+  describe('a JSON body holding several messages (issue 19)', () => {
+    const raw = (body: string) => (res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    };
+    const progress = JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 't', progress: 1 },
+    });
+    const response = JSON.stringify({ jsonrpc: '2.0', id: 7, result: { resultType: 'complete' } });
+
+    it('hands over the notifications in order, then the response, written one per line', async () => {
+      // As the conformance suite's reference server answers a streaming elicitation call.
+      const { answer, notes } = await read(raw(`${progress}\n${response}\n`));
+      expect(notes.map((n) => n.method)).toEqual(['notifications/progress']);
+      expect(answer).toMatchObject({
+        kind: 'response',
+        response: { id: 7 },
+        text: response,
+        transport: { kind: 'http', status: 200 },
+      });
+    });
+
+    it('drops a server request (2026-07-28 has none) and a notification too deep, counted', async () => {
+      const ask = JSON.stringify({ jsonrpc: '2.0', id: 's1', method: 'elicitation/create', params: {} });
+      const deep = `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":${'['.repeat(70)}${']'.repeat(70)}}}`;
+      const { answer, notes } = await read(raw(`${ask}\n${deep}\n${progress}\n${response}`), 1024, 64);
+      expect(answer.kind).toBe('response');
+      expect(notes.map((n) => n.method)).toEqual(['notifications/progress']);
+      expect(metrics.get('upstream_protocol_violations_total', { upstream: 'up' })).toBe(1);
+      expect(metrics.get('upstream_malformed_total', { upstream: 'up' })).toBe(1);
+    });
+
+    it('names what is wrong with a body it cannot use', async () => {
+      const cases: [string, string][] = [
+        ['', 'an empty body'],
+        [
+          `${progress}\n{"jsonrpc":"2.0","id":7,"result":}`,
+          `a body that is not JSON in the value at line 2, column 1 (offset ${progress.length + 1}): Unexpected token '}', ...","result":}" is not valid JSON`,
+        ],
+        [
+          `${progress}\n[1]`,
+          'a JSON-RPC batch (value 2 of 2, line 2, column 1), which MCP 2026-07-28 does not allow',
+        ],
+        [`[${response}]`, 'a JSON-RPC batch, which MCP 2026-07-28 does not allow'],
+        [
+          `${progress}\n{"jsonrpc":"2.0","id":7}`,
+          'JSON that is not a JSON-RPC message (value 2 of 2, line 2, column 1): a message needs "method" (request or notification) or "result"/"error" (response)',
+        ],
+        [progress, '1 message and no response to the request (id 7)'],
+      ];
+      for (const [body, fault] of cases) {
+        const { answer } = await read(raw(body));
+        expect(answer).toEqual({
+          kind: 'failed',
+          reason: `upstream up answered HTTP 200 with ${fault}`,
+          status: 200,
+          malformed: true,
+        });
+      }
+    });
+
+    it('holds the whole body to the message limit', async () => {
+      const { answer, notes } = await read(raw(`${progress}\n`.repeat(20) + response), 1024);
+      expect(answer).toMatchObject({ kind: 'oversized' });
+      expect(notes).toEqual([]);
     });
   });
 });

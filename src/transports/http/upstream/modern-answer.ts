@@ -1,6 +1,6 @@
 /**
- * Reading the answer to one POST sent to a 2026-07-28 upstream, whatever its shape: a JSON body, an
- * SSE stream of related notifications ending with the response, or an HTTP error whose body may be
+ * Reading the answer to one POST sent to a 2026-07-28 upstream, whatever its shape: a JSON body
+ * (one message, or notifications then the response, `json-answer.ts`), an SSE stream of related notifications ending with the response, or an HTTP error whose body may be
  * a JSON-RPC error (400 -32020, 404 -32601...). The caller gets the response as soon as it is seen;
  * notifications before it are handed over one by one as they arrive.
  *
@@ -19,11 +19,12 @@ import {
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
-import { parseJson } from '../../../protocol/jsonrpc/parse.js';
+import { DEFAULT_MAX_JSON_DEPTH, parseJson } from '../../../protocol/jsonrpc/parse.js';
 import type { JsonObject, JsonRpcErrorObject, RequestId } from '../../../protocol/jsonrpc/types.js';
 import { sniffHead } from '../../sniff-head.js';
 import { type SseEvent, SseParser } from '../sse/sse-parser.js';
 import { describeNetworkError } from './describe-error.js';
+import { readJsonAnswer } from './json-answer.js';
 import { errorObjectOf } from './modern-errors.js';
 import { declaredLengthOf, discardBody, mediaTypeOf, readBodyText } from './response-body.js';
 import { isEmptyData, pumpSse } from './sse-body.js';
@@ -68,8 +69,15 @@ export type ModernAnswer =
   /**
    * No response can be had; `reason` says why, for the synthesized error. `broken`: the connection
    * failed (network error, timeout, abort), as opposed to the server answering without a response.
+   * `malformed`: the server answered, with something that cannot be read (`SB_UPSTREAM_PROTOCOL`).
    */
-  | { readonly kind: 'failed'; readonly reason: string; readonly status?: number; readonly broken?: true };
+  | {
+      readonly kind: 'failed';
+      readonly reason: string;
+      readonly status?: number;
+      readonly broken?: true;
+      readonly malformed?: true;
+    };
 
 /** A notification that came with the answer, parsed, with the context it arrived in. */
 export type OnNotification = (text: string, message: JsonObject, transport: TransportContext) => void;
@@ -123,7 +131,12 @@ export async function readModernAnswer(
   if (type !== 'application/json') {
     discardBody(body);
     const what = status === 202 ? 'HTTP 202 without a response' : `content type ${type || '(none)'}`;
-    return { kind: 'failed', reason: `upstream ${reader.upstream} answered a request with ${what}`, status };
+    return {
+      kind: 'failed',
+      reason: `upstream ${reader.upstream} answered a request with ${what}`,
+      status,
+      malformed: true,
+    };
   }
   const read = await readBodyText(body, reader.maxMessageBytes, declaredLengthOf(headers));
   if (read.kind === 'oversized') return { kind: 'oversized', bytes: read.bytes, transport: http };
@@ -134,21 +147,55 @@ export async function readModernAnswer(
       status,
       broken: true,
     };
-  const bounded = parseBounded(reader, read.text);
-  if (bounded && 'deep' in bounded)
+  return readJsonBody(reader, read.text, id, http, onNotification);
+}
+
+/**
+ * A JSON body: its notifications handed over in order, then the response (`json-answer.ts` says
+ * which bodies are accepted). A request among them is dropped and counted, as on a stream; a
+ * notification nested past the depth limit is dropped.
+ */
+function readJsonBody(
+  reader: AnswerReader,
+  text: string,
+  id: RequestId,
+  http: HttpTransportContext,
+  onNotification: OnNotification,
+): ModernAnswer {
+  const status = http.status;
+  const answer = readJsonAnswer(text, id, {
+    allowBatch: false,
+    maxDepth: reader.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
+  });
+  for (const related of answer.related) {
+    if (related.deep !== undefined) {
+      reader.metrics.inc('upstream_malformed_total', { upstream: reader.upstream });
+      reader.logger.warn(
+        { upstream: reader.upstream, error: related.deep },
+        'a message too deep in a JSON answer; dropped',
+      );
+    } else if ('id' in related.message) droppedRequest(reader, related.message);
+    else onNotification(related.text, related.message, http);
+  }
+  if (!answer.ok) {
+    reader.metrics.inc('upstream_malformed_total', { upstream: reader.upstream });
     return {
       kind: 'failed',
-      reason: `upstream ${reader.upstream} answered with a message too deep: ${bounded.deep}`,
-      status,
+      reason: `upstream ${reader.upstream} answered HTTP ${status} with ${answer.fault}`,
+      ...(status === undefined ? {} : { status }),
+      malformed: true,
     };
-  const value = bounded?.value;
-  if (isObject(value) && isResponseTo(value, id))
-    return { kind: 'response', response: value, text: read.text, transport: http };
-  return {
-    kind: 'failed',
-    reason: `upstream ${reader.upstream} answered with JSON that is not the response to the request`,
-    status,
-  };
+  }
+  return { kind: 'response', response: answer.response.message, text: answer.response.text, transport: http };
+}
+
+/** 2026-07-28: servers ask through input_required results, never with requests of their own. */
+function droppedRequest(reader: AnswerReader, message: JsonObject): void {
+  reader.metrics.inc('upstream_protocol_violations_total', { upstream: reader.upstream });
+  reader.logger.warn(
+    { upstream: reader.upstream, method: message.method },
+    'a 2026-07-28 upstream sent a request with its answer; dropped',
+  );
 }
 
 async function readRefusal(
@@ -202,6 +249,7 @@ function readStream(
           settle({
             kind: 'failed',
             reason: `upstream ${reader.upstream} answered with a message too deep: ${bounded.deep}`,
+            malformed: true,
           });
         else
           reader.logger.warn(
@@ -218,19 +266,18 @@ function readStream(
       }
       if ('method' in value) {
         if ('id' in value) {
-          // 2026-07-28: servers ask through input_required results, never with requests on a stream.
-          reader.metrics.inc('upstream_protocol_violations_total', { upstream: reader.upstream });
-          reader.logger.warn(
-            { upstream: reader.upstream, method: value.method },
-            'a 2026-07-28 upstream sent a request on an answer stream; dropped',
-          );
+          droppedRequest(reader, value);
           return;
         }
         onNotification(event.data, value, context);
         return;
       }
-      if (isResponseTo(value, id))
-        settle({ kind: 'response', response: value, text: event.data, transport: context });
+      if (!isResponseTo(value, id)) return;
+      // A refusal without id gets the request's, so that it finds its way back.
+      if (value.id === null) {
+        const response = { ...value, id };
+        settle({ kind: 'response', response, text: JSON.stringify(response), transport: context });
+      } else settle({ kind: 'response', response: value, text: event.data, transport: context });
     };
     const parser = new SseParser(
       {

@@ -692,6 +692,54 @@ describe('ModernHttpTransport', () => {
       expect(metrics.get('upstream_protocol_violations_total', { upstream: 'up' })).toBe(1);
     });
 
+    it('delivers the notifications of a JSON answer written one per line, then the response (issue 19)', async () => {
+      const { transport, seen } = await initialized();
+      script['tools/call'] = (m, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          [
+            { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 9, progress: 1 } },
+            { jsonrpc: '2.0', id: m.id, result: { resultType: 'complete', content: [] } },
+          ]
+            .map((v) => JSON.stringify(v))
+            .join('\n'),
+        );
+      };
+      transport.send(
+        ...message({ id: 2, method: 'tools/call', params: { name: 'plain', _meta: { progressToken: 9 } } }),
+      );
+      const answer = await seen.response(2);
+      expect(answer.value).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [] } });
+      const after = seen.messages.filter((m) => m.meta.relatedUpstreamId === 2);
+      expect(
+        after.map((m) => [
+          (m.value as Record<string, unknown>).method ?? 'response',
+          m.meta.relatedUpstreamId,
+        ]),
+      ).toEqual([
+        ['notifications/progress', 2],
+        ['response', 2],
+      ]);
+    });
+
+    it('fails a request whose JSON answer cannot be read with SB_UPSTREAM_PROTOCOL, naming what (issue 19)', async () => {
+      const { transport, seen } = await initialized();
+      script['tools/call'] = (_m, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          '{"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n{"jsonrpc":"2.0","id":99,"result":{}}',
+        );
+      };
+      transport.send(...message({ id: 3, method: 'tools/call', params: { name: 'plain' } }));
+      const answer = await seen.response(3);
+      expect(answer.value.error).toEqual({
+        code: -32603,
+        message:
+          'upstream up answered HTTP 200 with a response to another request (id 99; value 2 of 2, line 2, column 1) where the response to id 3 was due',
+        data: { code: 'SB_UPSTREAM_PROTOCOL', upstream: 'up', status: 200 },
+      });
+    });
+
     it("gives a legacy client the legacy shape: no resultType, no 2026-07-28 _meta members (a modern client's stay)", async () => {
       const { transport, seen } = await initialized();
       script['tools/call'] = (m, res) => {

@@ -560,7 +560,8 @@ export class ModernHttpTransport implements UpstreamTransport {
   async #settle(flight: Flight, answer: ModernAnswer, wireId: RequestId): Promise<void> {
     switch (answer.kind) {
       case 'failed':
-        this.#fail(flight, answer.reason, answer.status);
+        if (answer.malformed) this.#failMalformed(flight, answer.reason, answer.status);
+        else this.#fail(flight, answer.reason, answer.status);
         return;
       case 'oversized':
         this.#o.metrics.inc('oversized_messages_total', { side: 'upstream', upstream: this.#o.name });
@@ -790,6 +791,14 @@ export class ModernHttpTransport implements UpstreamTransport {
     if (flight.done) return;
     this.#end(flight, 'the request failed');
     this.#out.fail(flight.id, message, status);
+    if (flight.initialize) this.#onDiscoverFailed?.();
+  }
+
+  /** The upstream answered with something unreadable: `SB_UPSTREAM_PROTOCOL` naming what. */
+  #failMalformed(flight: Flight, message: string, status?: number): void {
+    if (flight.done) return;
+    this.#end(flight, 'the request failed');
+    this.#out.failMalformed(flight.id, message, status);
     if (flight.initialize) this.#onDiscoverFailed?.();
   }
 

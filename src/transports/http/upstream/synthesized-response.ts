@@ -1,6 +1,7 @@
 /**
  * Error responses the HTTP upstream transports make up for a request the upstream will never
- * answer (its POST failed, its stream could not be resumed, its answer was too large). Delivered as
+ * answer (its POST failed, its stream could not be resumed, its answer was too large or could not
+ * be read). Delivered as
  * if the upstream had sent them, they make the request fail at once instead of hanging until a
  * timeout; the router answers the client with them like any upstream error.
  */
@@ -20,6 +21,24 @@ export function unavailableResponse(id: RequestId, message: string, status?: num
       SbErrorCode.UpstreamUnavailable,
       message,
       status === undefined ? undefined : { status },
+    ),
+  };
+  return JSON.stringify(response);
+}
+
+/**
+ * A -32603 error for `id` with `data: { code: 'SB_UPSTREAM_PROTOCOL', upstream, status }`: the
+ * upstream answered, but not with something the gateway can read (an answer that is not JSON, not
+ * JSON-RPC, without the response, of a content type MCP does not use); `message` names what.
+ */
+export function malformedResponse(id: RequestId, upstream: string, message: string, status?: number): string {
+  const response: JsonRpcErrorResponse = {
+    jsonrpc: '2.0',
+    id,
+    error: gatewayError(
+      SbErrorCode.UpstreamProtocol,
+      message,
+      status === undefined ? { upstream } : { upstream, status },
     ),
   };
   return JSON.stringify(response);

@@ -10,7 +10,7 @@ import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import type { RequestId } from '../../../protocol/jsonrpc/types.js';
-import { unavailableResponse } from './synthesized-response.js';
+import { malformedResponse, unavailableResponse } from './synthesized-response.js';
 
 /** Who the outlet reports as, and the context of the messages it makes up. */
 export interface OutletOptions {
@@ -69,6 +69,22 @@ export class UpstreamOutlet {
     this.#o.metrics.inc('upstream_requests_failed_total', { upstream: this.#o.name });
     this.#o.logger.debug({ upstream: this.#o.name, id, status }, message);
     this.deliver(unavailableResponse(id, message, status), {
+      transport: this.#o.context,
+      relatedUpstreamId: id,
+    });
+  }
+
+  /**
+   * The upstream answered request `id` with something that cannot be read (see
+   * `malformedResponse`): it fails with `SB_UPSTREAM_PROTOCOL`, never "unavailable", since the
+   * server is there and answering. Counted as a failed request (the reader that found the answer
+   * unreadable counts it in `upstream_malformed_total`).
+   */
+  failMalformed(id: RequestId, message: string, status?: number): void {
+    if (this.#closed) return;
+    this.#o.metrics.inc('upstream_requests_failed_total', { upstream: this.#o.name });
+    this.#o.logger.warn({ upstream: this.#o.name, id, status }, message);
+    this.deliver(malformedResponse(id, this.#o.name, message, status), {
       transport: this.#o.context,
       relatedUpstreamId: id,
     });
