@@ -1,0 +1,121 @@
+/**
+ * The peers of the `UpstreamTransport` contract for HTTP upstreams: a `ScriptedServer` that speaks
+ * one era well enough for the suite (`core/test-support/upstream-transport.contract.ts`) and can
+ * die (the server closes, every connection cut) or hang (nothing answered any more, streams silent).
+ *
+ * - `streamable-http` (2025-03-26..2025-11-25): `initialize` gets a session id, requests JSON,
+ *   notifications 202, GET 405, DELETE 200.
+ * - `modern-http` (2026-07-28): `server/discover` and every request get a complete JSON result.
+ * - `sse` (2024-11-05): a GET stream that names its endpoint and greets at once; POSTs get 202 and
+ *   their answers go on the stream.
+ * - `fallback`: a 2024-11-05 server behind a URL whose `initialize` POST gets 405, which sends a
+ *   client that starts with Streamable HTTP to HTTP+SSE.
+ */
+import type { ServerResponse } from 'node:http';
+import { json, type RecordedRequest, ScriptedServer, sseEvent, startSse } from './scripted-server.js';
+
+export type ContractEra = 'streamable-http' | 'modern-http' | 'sse' | 'fallback';
+
+/** The method of the notification a 2024-11-05 peer sends right after its endpoint event. */
+export const SSE_GREETING = 'contract/hello';
+
+interface Body {
+  readonly id?: string | number;
+  readonly method?: string;
+}
+
+/** A scripted server of one era, with the controls the contract needs. */
+export interface ContractServer {
+  readonly server: ScriptedServer;
+  readonly url: string;
+  /** JSON-RPC methods received, in order (POST bodies). */
+  received(): string[];
+  kill(): Promise<void>;
+  hang(): void;
+}
+
+export async function startContractServer(era: ContractEra): Promise<ContractServer> {
+  let hung = false;
+  let dead = false;
+  /** The open 2024-11-05 stream. */
+  let stream: ServerResponse | undefined;
+  const received: string[] = [];
+
+  const answerOf = (body: Body): Record<string, unknown> => {
+    if (body.method === 'initialize')
+      return { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'peer', version: '1' } };
+    if (body.method === 'server/discover')
+      return {
+        resultType: 'complete',
+        supportedVersions: ['2026-07-28'],
+        capabilities: {},
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'peer', version: '1' } },
+      };
+    return era === 'modern-http' ? { resultType: 'complete', echo: body.method } : { echo: body.method };
+  };
+
+  const handler = (request: RecordedRequest, response: ServerResponse): void => {
+    let body: Body = {};
+    if (request.method === 'POST') {
+      try {
+        body = JSON.parse(request.body) as Body;
+      } catch {
+        // Recorded as nothing.
+      }
+      if (body.method !== undefined) received.push(body.method);
+    }
+    // A hung peer keeps every connection open and says nothing.
+    if (hung) return;
+    const sse = era === 'sse' || era === 'fallback';
+    if (request.method === 'GET') {
+      if (!sse) {
+        response.writeHead(405).end();
+        return;
+      }
+      startSse(response);
+      stream = response;
+      response.write(
+        sseEvent({ event: 'endpoint', data: '/messages' }) +
+          sseEvent({ data: { jsonrpc: '2.0', method: SSE_GREETING } }),
+      );
+      return;
+    }
+    if (request.method === 'DELETE') {
+      response.writeHead(200).end();
+      return;
+    }
+    if (sse) {
+      if (request.url !== '/messages') {
+        // The fallback's Streamable HTTP attempt.
+        response.writeHead(405).end();
+        return;
+      }
+      response.writeHead(202).end();
+      if (body.id !== undefined && body.method !== undefined)
+        stream?.write(sseEvent({ data: { jsonrpc: '2.0', id: body.id, result: answerOf(body) } }));
+      return;
+    }
+    if (body.id === undefined || body.method === undefined) {
+      response.writeHead(202).end();
+      return;
+    }
+    const headers: Record<string, string> =
+      era === 'streamable-http' && body.method === 'initialize' ? { 'mcp-session-id': 'S1' } : {};
+    json(response, { jsonrpc: '2.0', id: body.id, result: answerOf(body) }, 200, headers);
+  };
+
+  const server = await ScriptedServer.start(handler);
+  return {
+    server,
+    url: server.url(),
+    received: () => received,
+    kill: async () => {
+      if (dead) return;
+      dead = true;
+      await server.close();
+    },
+    hang: () => {
+      hung = true;
+    },
+  };
+}
