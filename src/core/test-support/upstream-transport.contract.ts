@@ -10,7 +10,8 @@
  * - `refuse` never throws and never sends; what it returns is a JSON-RPC error object or nothing;
  * - `onclose` fires exactly once whether the peer dies, `close()` is called, or both (at once), and
  *   nothing (no `onmessage`, no `onerror`) reaches the owner after it;
- * - `close()` is idempotent and resolves, even while the peer hangs, and before `start()`.
+ * - `close()` is idempotent and resolves, even while the peer hangs, before `start()` and while it
+ *   runs (which then settles).
  *
  * What an implementation does beyond the port (its framing, its era, its errors) is tested beside it.
  */
@@ -272,6 +273,20 @@ export function upstreamTransportContract(name: string, open: OpenUpstreamPeer):
         await peer.transport.close();
         peer.transport.send(...request(6));
         await pause(300);
+        expect(seen.closes()).toHaveLength(1);
+        expect(seen.afterClose()).toEqual([]);
+      }));
+
+    it('close() while start() runs resolves, onclose fires once, and start() settles', () =>
+      withPeer(async (peer, seen) => {
+        const starting = peer.transport.start().then(
+          () => 'started',
+          () => 'refused',
+        );
+        await peer.transport.close();
+        expect(await starting).toMatch(/^(started|refused)$/);
+        expect(() => peer.transport.send(...request(1))).not.toThrow();
+        await pause(200);
         expect(seen.closes()).toHaveLength(1);
         expect(seen.afterClose()).toEqual([]);
       }));

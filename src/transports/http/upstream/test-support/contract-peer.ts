@@ -1,7 +1,9 @@
 /**
  * The peers of the `UpstreamTransport` contract for HTTP upstreams: a `ScriptedServer` that speaks
  * one era well enough for the suite (`core/test-support/upstream-transport.contract.ts`) and can
- * die (the server closes, every connection cut) or hang (nothing answered any more, streams silent).
+ * die (the server closes, every connection cut) or hang (nothing answered any more, streams silent,
+ * and no connection read: a large body stays stuck in the client's socket). Unlike
+ * `ScriptedServer`, it reads bodies as they come, so that it can stop reading them.
  *
  * - `streamable-http` (2025-03-26..2025-11-25): `initialize` gets a session id, requests JSON,
  *   notifications 202, GET 405, DELETE 200.
@@ -11,8 +13,9 @@
  * - `fallback`: a 2024-11-05 server behind a URL whose `initialize` POST gets 405, which sends a
  *   client that starts with Streamable HTTP to HTTP+SSE.
  */
-import type { ServerResponse } from 'node:http';
-import { json, type RecordedRequest, ScriptedServer, sseEvent, startSse } from './scripted-server.js';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { json, sseEvent, startSse } from './scripted-server.js';
 
 export type ContractEra = 'streamable-http' | 'modern-http' | 'sse' | 'fallback';
 
@@ -26,7 +29,6 @@ interface Body {
 
 /** A scripted server of one era, with the controls the contract needs. */
 export interface ContractServer {
-  readonly server: ScriptedServer;
   readonly url: string;
   /** JSON-RPC methods received, in order (POST bodies). */
   received(): string[];
@@ -54,7 +56,10 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
     return era === 'modern-http' ? { resultType: 'complete', echo: body.method } : { echo: body.method };
   };
 
-  const handler = (request: RecordedRequest, response: ServerResponse): void => {
+  const handler = (
+    request: { method: string; url: string; body: string },
+    response: ServerResponse,
+  ): void => {
     let body: Body = {};
     if (request.method === 'POST') {
       try {
@@ -104,18 +109,37 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
     json(response, { jsonrpc: '2.0', id: body.id, result: answerOf(body) }, 200, headers);
   };
 
-  const server = await ScriptedServer.start(handler);
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () =>
+      handler(
+        { method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') },
+        res,
+      ),
+    );
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    if (hung) socket.pause();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
   return {
-    server,
-    url: server.url(),
+    url: `http://127.0.0.1:${port}/mcp`,
     received: () => received,
     kill: async () => {
       if (dead) return;
       dead = true;
-      await server.close();
+      for (const socket of sockets) socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
     hang: () => {
       hung = true;
+      for (const socket of sockets) socket.pause();
     },
   };
 }
