@@ -37,6 +37,12 @@ export interface UpstreamPeer {
   kill(): Promise<void>;
   /** The peer hangs: it answers nothing from now on (and, where it can, reads nothing more). */
   hang(): void;
+  /**
+   * The peer misbehaves from now on: it answers requests with what breaks its protocol (lines or
+   * bodies that are not JSON, responses to ids never asked, messages over the limit, error
+   * statuses, answers that end early), as a broken server does.
+   */
+  misbehave(): void;
   /** Releases what is left of the peer (the suite closes the transport first). */
   dispose(): Promise<void>;
 }
@@ -203,6 +209,19 @@ export function upstreamTransportContract(name: string, open: OpenUpstreamPeer):
         await peer.transport.close();
         expect(seen.closes()).toHaveLength(1);
         await pause(100);
+        expect(seen.afterClose()).toEqual([]);
+      }));
+
+    it('a misbehaving peer breaks none of the rules', () =>
+      withPeer(async (peer, seen) => {
+        await connect(peer.transport, seen);
+        peer.misbehave();
+        for (let id = 1; id <= 10; id++) expect(() => peer.transport.send(...request(id))).not.toThrow();
+        await pause(500);
+        expect(() => peer.transport.send(...request(11))).not.toThrow();
+        await peer.transport.close();
+        await pause(100);
+        expect(seen.closes()).toHaveLength(1);
         expect(seen.afterClose()).toEqual([]);
       }));
 

@@ -2,7 +2,8 @@
  * The `UpstreamTransport` contract run against `ChildProcessTransport`, whose peer is a real child:
  * a small MCP server in `node -e` that greets, answers every request, and logs what it received on
  * stderr (the transport's log, which is how the peer's record is read back). The peer dies by
- * SIGKILL and hangs by SIGSTOP (it then neither answers nor reads its stdin).
+ * SIGKILL, hangs by SIGSTOP (it then neither answers nor reads its stdin) and misbehaves after
+ * SIGUSR1.
  */
 
 import { describe, expect, it } from 'vitest';
@@ -15,12 +16,21 @@ import { ChildProcessTransport } from './child-process-transport.js';
 const PEER = `
 const out = (m) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\\n');
 out({ method: 'contract/hello' });
+let rude = false;
+process.on('SIGUSR1', () => { rude = true; });
 const rl = require('node:readline').createInterface({ input: process.stdin });
 rl.on('line', (line) => {
   let m;
   try { m = JSON.parse(line); } catch { return; }
   process.stderr.write('received ' + m.method + '\\n');
   if (m.id === undefined || m.method === undefined) return;
+  if (rude) {
+    process.stdout.write('not json at all\\n{"jsonrpc":"2.0","id":\\n');
+    out({ id: 'never-asked', result: {} });
+    out({ id: m.id, result: { blob: 'x'.repeat(256 * 1024) } });
+    out({ id: m.id, method: 'sampling/createMessage', params: { blob: 'x'.repeat(256 * 1024) } });
+    return;
+  }
   if (m.method === 'initialize')
     out({ id: m.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'peer', version: '1' } } });
   else out({ id: m.id, result: { echo: m.method } });
@@ -58,6 +68,9 @@ upstreamTransportContract('ChildProcessTransport', async () => {
       ),
     kill: async () => signal(transport.pid, 'SIGKILL'),
     hang: () => signal(transport.pid, 'SIGSTOP'),
+    // Lines that are not JSON, a response to an id never asked, and an answer and a request over
+    // the limit (which the transport answers itself), instead of each answer.
+    misbehave: () => signal(transport.pid, 'SIGUSR1'),
     dispose: async () => signal(transport.pid, 'SIGKILL'),
   };
 });

@@ -38,6 +38,7 @@ function against(name: string, era: ContractEra, make: (url: string) => Upstream
       received: () => server.received(),
       kill: () => server.kill(),
       hang: () => server.hang(),
+      misbehave: () => server.misbehave(),
       dispose: () => server.kill(),
     };
   });

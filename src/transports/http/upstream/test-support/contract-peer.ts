@@ -2,7 +2,8 @@
  * The peers of the `UpstreamTransport` contract for HTTP upstreams: a `ScriptedServer` that speaks
  * one era well enough for the suite (`core/test-support/upstream-transport.contract.ts`) and can
  * die (the server closes, every connection cut) or hang (nothing answered any more, streams silent,
- * and no connection read: a large body stays stuck in the client's socket). Unlike
+ * and no connection read: a large body stays stuck in the client's socket) or misbehave (answers
+ * that break the protocol every way a broken server does, see `answerRudely`). Unlike
  * `ScriptedServer`, it reads bodies as they come, so that it can stop reading them.
  *
  * - `streamable-http` (2025-03-26..2025-11-25): `initialize` gets a session id, requests JSON,
@@ -34,10 +35,14 @@ export interface ContractServer {
   received(): string[];
   kill(): Promise<void>;
   hang(): void;
+  misbehave(): void;
 }
 
 export async function startContractServer(era: ContractEra): Promise<ContractServer> {
   let hung = false;
+  let rude = false;
+  /** Which kind of nonsense the next request gets. */
+  let nonsense = 0;
   let dead = false;
   /** The open 2024-11-05 stream. */
   let stream: ServerResponse | undefined;
@@ -72,6 +77,10 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
     // A hung peer keeps every connection open and says nothing.
     if (hung) return;
     const sse = era === 'sse' || era === 'fallback';
+    if (rude && request.method === 'POST' && body.id !== undefined) {
+      answerRudely(response, body, sse);
+      return;
+    }
     if (request.method === 'GET') {
       if (!sse) {
         response.writeHead(405).end();
@@ -109,6 +118,43 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
     json(response, { jsonrpc: '2.0', id: body.id, result: answerOf(body) }, 200, headers);
   };
 
+  /**
+   * What a misbehaving peer answers a request with, in turn: a 500 with HTML, a body that is not
+   * JSON, a response to an id never asked plus a message far over the limit (on the SSE stream for
+   * 2024-11-05), an SSE answer that ends before its response, and a 200 with no body at all.
+   */
+  const answerRudely = (response: ServerResponse, body: Body, sse: boolean): void => {
+    const kind = nonsense++ % 5;
+    const noise = [
+      'not json at all',
+      JSON.stringify({ jsonrpc: '2.0', id: 'never-asked', result: {} }),
+      JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { blob: 'x'.repeat(256 * 1024) } }),
+    ];
+    if (sse) {
+      response.writeHead(kind === 0 ? 500 : 202, { 'content-type': 'text/html' }).end('<html>no</html>');
+      for (const data of noise) stream?.write(sseEvent({ data }));
+      return;
+    }
+    switch (kind) {
+      case 0:
+        response.writeHead(500, { 'content-type': 'text/html' }).end('<html>no</html>');
+        return;
+      case 1:
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc": "2.0", "id":');
+        return;
+      case 2:
+        startSse(response);
+        response.end(noise.map((data) => sseEvent({ data })).join(''));
+        return;
+      case 3:
+        startSse(response);
+        response.end(sseEvent({ data: noise[1] }));
+        return;
+      default:
+        response.writeHead(200).end();
+    }
+  };
+
   const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
@@ -136,6 +182,9 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
       for (const socket of sockets) socket.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    misbehave: () => {
+      rude = true;
     },
     hang: () => {
       hung = true;
