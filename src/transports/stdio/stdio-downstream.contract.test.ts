@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
 import { downstreamPortContract } from '../../core/test-support/downstream-port.contract.js';
 import { silentLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
@@ -93,4 +94,51 @@ downstreamPortContract('StdioDownstream', async () => {
       await exited(child);
     },
   };
+});
+
+describe('StdioDownstream: the contract before start()', () => {
+  // The stdio gateway gives the router the session's port before it starts reading its stdin (the
+  // upstream starts in between, and a server may speak first): a client that has closed its end of
+  // the gateway's stdout by then must not crash the gateway with an unhandled EPIPE.
+  it('send never throws, now or later, to a client that has closed its input', async () => {
+    // A client that closes the pipe it reads and stays alive (so its stdin is not destroyed for it).
+    const child = spawn(
+      process.execPath,
+      ['-e', "require('node:fs').closeSync(0); setInterval(() => {}, 1000)"],
+      {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const crashes: unknown[] = [];
+    const crash = (error: unknown) => crashes.push(error);
+    process.prependListener('uncaughtException', crash);
+    try {
+      const downstream = new StdioDownstream({
+        input: child.stdout as Readable,
+        output: child.stdin as Writable,
+        maxMessageBytes: 64 * 1024,
+        logger: silentLogger,
+        metrics: new Metrics(),
+        revision: () => '2025-11-25',
+        onmessage: () => {},
+        onend: () => {},
+      });
+      const message: JsonRpcMessage = {
+        jsonrpc: '2.0',
+        method: 'notifications/message',
+        params: { level: 'info' },
+      };
+      for (let i = 0; i < 20; i++) {
+        expect(() => downstream.send(JSON.stringify(message), message, { kind: 'unrelated' })).not.toThrow();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(crashes).toEqual([]);
+    } finally {
+      process.removeListener('uncaughtException', crash);
+      child.kill('SIGKILL');
+      await exited(child);
+    }
+  });
 });
