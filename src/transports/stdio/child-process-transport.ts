@@ -7,7 +7,9 @@
  *   kills the connection (see `oversized.ts`).
  * - stderr is the server's log: each line goes to the gateway's log, never treated as an error.
  * - `close()` follows the MCP shutdown sequence: close stdin, wait, SIGTERM, wait, SIGKILL.
- * - `onclose` fires once, as soon as the child has exited and its stdout is drained.
+ * - `onclose` fires once, as soon as the child has exited and its stdout is drained (or 200 ms
+ *   after the exit, when something else holds stdout open); nothing is delivered after it. A
+ *   transport closed before `start()` reports its close too, and never spawns.
  * - A child that was sent `initialize` speaks a session-based revision: it gets messages as a 2025
  *   client sends them, without a 2026-07-28 client's envelope members in `_meta`. No child ever gets
  *   the gateway's own `switchboard.dev/` members.
@@ -110,6 +112,13 @@ export class ChildProcessTransport implements UpstreamTransport {
   /** Spawns the child; rejects with SB_UPSTREAM_SPAWN when it cannot be started (e.g. ENOENT). */
   start(): Promise<void> {
     const o = this.#options;
+    if (this.#closing)
+      return Promise.reject(
+        new SwitchboardError(
+          SbErrorCode.UpstreamSpawnFailed,
+          `upstream ${o.name} was closed before it started`,
+        ),
+      );
     return new Promise<void>((resolve, reject) => {
       let child: ChildProcessWithoutNullStreams;
       try {
@@ -162,7 +171,7 @@ export class ChildProcessTransport implements UpstreamTransport {
 
       const decoder = new LineDecoder(
         {
-          line: (text) => this.onmessage?.(text, { transport: this.#context }),
+          line: (text) => this.#deliver(text),
           oversized: (head, bytes) => this.#oversized(head, bytes),
         },
         { maxBytes: o.maxMessageBytes },
@@ -281,6 +290,8 @@ export class ChildProcessTransport implements UpstreamTransport {
 
   async #shutdown(): Promise<void> {
     const child = this.#child;
+    // Never started: nothing to stop, but the close is still reported (once, as always).
+    if (!child) this.#finish({ reason: 'closed', code: null, signal: null });
     if (!child || this.#exit) return;
     const grace = this.#options.shutdownGraceMs ?? 2000;
     child.stdin.end();
@@ -329,9 +340,17 @@ export class ChildProcessTransport implements UpstreamTransport {
       { upstream: o.name, bytes, limit: o.maxMessageBytes, kind: verdict.kind },
       'upstream message too large; dropped',
     );
-    if (verdict.kind === 'response')
-      this.onmessage?.(JSON.stringify(verdict.replacement), { transport: this.#context });
+    if (verdict.kind === 'response') this.#deliver(JSON.stringify(verdict.replacement));
     else if (verdict.kind === 'request') this.send(JSON.stringify(verdict.reply), verdict.reply);
+  }
+
+  /**
+   * Hands a line of the child's stdout to the owner, unless `onclose` was called: stdout may outlive
+   * the child (a grandchild holding it open and writing on), and nothing follows `onclose`.
+   */
+  #deliver(text: string): void {
+    if (this.#closed) return;
+    this.onmessage?.(text, { transport: this.#context });
   }
 
   #finishFromExit(): void {

@@ -89,6 +89,13 @@ export class StdioDownstream implements DownstreamPort {
       { line: (text) => this.#line(text), oversized: (head, bytes) => this.#oversized(head, bytes) },
       { maxBytes: options.maxMessageBytes },
     );
+    // From the start, not in `start()`: the router may send before stdin is read (the stdio gateway
+    // starts its upstream in between), and an EPIPE nobody listens for would crash the gateway.
+    options.output.on('error', (error) => {
+      // The client went away (EPIPE): nothing more can be delivered.
+      this.#o.metrics.inc('delivery_errors_total', { transport: 'stdio' });
+      this.#o.logger.debug({ err: error.message }, 'writing stdout failed');
+    });
   }
 
   start(): void {
@@ -103,11 +110,6 @@ export class StdioDownstream implements DownstreamPort {
     input.on('error', (error) => {
       this.#o.logger.warn({ err: error.message }, 'reading stdin failed');
       this.#end();
-    });
-    this.#o.output.on('error', (error) => {
-      // The client went away (EPIPE): nothing more can be delivered.
-      this.#o.metrics.inc('delivery_errors_total', { transport: 'stdio' });
-      this.#o.logger.debug({ err: error.message }, 'writing stdout failed');
     });
   }
 
