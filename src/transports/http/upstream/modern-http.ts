@@ -32,6 +32,7 @@ import type { HttpTransportContext, TransportContext } from '../../../envelope/m
 import { SbErrorCode } from '../../../errors/switchboard-error.js';
 import { gatewayError } from '../../../errors/to-jsonrpc-error.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import {
   idKey,
   isRequest,
@@ -135,10 +136,6 @@ function legacyResult(result: JsonObject): JsonObject {
     out = rest;
   }
   return withoutHeldMeta(out, isModernMetaKey);
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The 2026-07-28 upstream transport (see the file comment). */

@@ -21,6 +21,7 @@ import type { Delivery, DownstreamPort } from '../../../../core/ports.js';
 import { type Logger, silentLogger } from '../../../../observe/logger.js';
 import type { Metrics } from '../../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../../protocol/jsonrpc/json-object.js';
 import {
   idKey,
   type JsonObject,
@@ -56,10 +57,6 @@ const CAPABILITY_OF: Readonly<Record<string, string>> = {
   'elicitation/create': 'elicitation',
   'roots/list': 'roots',
 };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** One call of a modern client while the gateway handles it. */
 export interface ModernCall {
