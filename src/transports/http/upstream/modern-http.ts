@@ -44,6 +44,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
+import { isMcpLogLevel, MCP_LOG_LEVELS } from '../../../protocol/mcp/log-levels.js';
 import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
 import {
   isModernMetaKey,
@@ -102,7 +103,6 @@ export interface ModernHttpOptions extends HttpUpstreamOptions {
 }
 
 /** The log levels of MCP (`logging/setLevel`, `io.modelcontextprotocol/logLevel`). */
-const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 /** A request of the router's in flight (see the file comment). */
 interface Flight {
@@ -398,11 +398,11 @@ export class ModernHttpTransport implements UpstreamTransport {
 
   #setLevel(request: JsonRpcRequest): void {
     const level = isObject(request.params) ? request.params.level : undefined;
-    if (typeof level !== 'string' || !LOG_LEVELS.has(level)) {
+    if (!isMcpLogLevel(level)) {
       this.#answerLocally(request.id, {
         error: {
           code: JsonRpcCode.InvalidParams,
-          message: `params.level must be one of ${[...LOG_LEVELS].join(', ')}`,
+          message: `params.level must be one of ${MCP_LOG_LEVELS.join(', ')}`,
         },
       });
       return;

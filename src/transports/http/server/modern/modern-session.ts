@@ -30,6 +30,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../../../protocol/jsonrpc/types.js';
+import { mcpLogSeverity } from '../../../../protocol/mcp/log-levels.js';
 import {
   META_CAPABILITIES,
   META_LOG_LEVEL,
@@ -48,8 +49,6 @@ export const MODERN_SSE_HEADERS = {
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 };
-
-const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 /** Which client capability a server->client request needs. */
 const CAPABILITY_OF: Readonly<Record<string, string>> = {
@@ -208,11 +207,7 @@ export class ModernSession implements DownstreamPort {
     if (!('method' in message)) return;
     if (message.method === 'notifications/message') {
       const level = isObject(message.params) ? message.params.level : undefined;
-      if (
-        call.logLevel === undefined ||
-        LOG_LEVELS.indexOf(String(level)) < LOG_LEVELS.indexOf(call.logLevel)
-      )
-        return;
+      if (call.logLevel === undefined || mcpLogSeverity(level) < mcpLogSeverity(call.logLevel)) return;
     }
     this.#write(call, message);
   }
