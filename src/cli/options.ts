@@ -1,5 +1,6 @@
 /** Parsers for command-line option values, each failing with a message that names the option. */
 import { InvalidArgumentError } from 'commander';
+import { LOG_LEVELS } from '../config/checker.js';
 
 export function parseNonNegativeInt(value: string): number {
   const n = Number(value);
@@ -28,8 +29,6 @@ export function collectKeyValue(
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
-
-export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 
 export function parseLogLevel(value: string): (typeof LOG_LEVELS)[number] {
   if ((LOG_LEVELS as readonly string[]).includes(value)) return value as (typeof LOG_LEVELS)[number];

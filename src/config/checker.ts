@@ -84,6 +84,7 @@ export const RESERVED_HEADERS: readonly string[] = [
 
 export const RESERVED_HEADERS_DISPLAY =
   'Host, Content-Length, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID and the connection headers';
+/** The gateway's own log levels (its pino logger), for the config and the `--log-level` option. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export const ENV_NAME_EXPECTED =
   'an environment variable name: letters, digits and _, not starting with a digit';

@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryLogger } from '../observe/logger.js';
 import { Metrics } from '../observe/metrics.js';
+import { isObject } from '../protocol/jsonrpc/json-object.js';
 import type { JsonObject, JsonRpcMessage, RequestId } from '../protocol/jsonrpc/types.js';
 import type { LinkId, SessionKey } from './correlation-table.js';
 import type { Delivery, DownstreamPort, InboundMeta, UpstreamClose, UpstreamTransport } from './ports.js';
@@ -90,10 +91,6 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
 );
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 describe('router: N clients over one shared upstream (property)', () => {
   it('gives each client exactly its own responses, progress and server requests, with its own ids', () => {

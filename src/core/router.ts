@@ -20,6 +20,7 @@ import { newEnvelopeId } from '../meup/ids.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
+import { isObject } from '../protocol/jsonrpc/json-object.js';
 import { resultTextOffset } from '../protocol/jsonrpc/result-text.js';
 import {
   idKey,
@@ -303,10 +304,6 @@ interface LinkRecord {
 /** A tool result that says `isError: true` (the tool's own failure, not a JSON-RPC error). */
 function isErrorResult(result: unknown): boolean {
   return typeof result === 'object' && result !== null && (result as { isError?: unknown }).isError === true;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** How a call ends, carried through its interceptors' `complete` (see `Router.#finish`). */

@@ -9,6 +9,8 @@
  * conjunctive, lists are one-of). A string pattern only ever matches a string: `"!tools/call"`
  * does not match a number, and a missing field matches nothing, not even a negation.
  */
+
+import { isObject } from '../protocol/jsonrpc/json-object.js';
 import type { CapabilityPattern, PayloadPattern, ValuePattern } from './capability-pattern.js';
 import { regexOf } from './capability-pattern.js';
 import { type PathStep, parseJsonPathSubset, selectPath } from './jsonpath-subset.js';
@@ -90,10 +92,6 @@ export function escapeLiteral(text: string): string {
     out += ch;
   }
   return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function hasWildcard(key: string): boolean {

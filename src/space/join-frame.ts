@@ -1,3 +1,4 @@
+import { isObject } from '../protocol/jsonrpc/json-object.js';
 /**
  * The MEW reference client's handshake (meup.md §2): its first frame is not an envelope but
  * `{type: "join", space, token, participantId, capabilities}`. The MEUP specification leaves
@@ -25,10 +26,6 @@ export type JoinParse =
   | { readonly kind: 'invalid'; readonly message: string }
   /** Not a join frame at all (an envelope, or anything else). */
   | { readonly kind: 'other' };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const STRING_FIELDS = ['space', 'token', 'participantId', 'protocol'] as const;
 

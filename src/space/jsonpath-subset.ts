@@ -1,3 +1,4 @@
+import { isObject } from '../protocol/jsonrpc/json-object.js';
 /**
  * The JSONPath keys a capability's payload pattern may use: a deliberate subset of JSONPath
  * (RFC 9535) that selects values by position and nothing else.
@@ -72,10 +73,6 @@ export function parseJsonPathSubset(path: string): JsonPathParse {
     };
   }
   return { ok: true, steps };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The values `steps` select in `root`, in document order (none when a step finds nothing). */

@@ -7,16 +7,13 @@
  */
 import { newEnvelopeId } from '../meup/ids.js';
 import { MEUP_PROTOCOL, type MeupEnvelope } from '../meup/types.js';
+import { isObject } from '../protocol/jsonrpc/json-object.js';
 import type { JsonObject, JsonRpcResponse, RequestId } from '../protocol/jsonrpc/types.js';
 import { gatewayMetaKeys, reservedMetaError } from '../protocol/mcp/reserved-meta.js';
 import type { Proposal } from './proposals.js';
 import type { SpaceConnection } from './space-connection.js';
 import type { SpaceCore } from './space-core.js';
 import { SpaceErrorCode } from './space-error-codes.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The proposals an envelope names, sorted by what can be done with them. */
 interface Named {

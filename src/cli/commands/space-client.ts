@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
 
 export const DEFAULT_SPACE_URL = 'ws://127.0.0.1:8787/meup';
 
@@ -45,10 +46,6 @@ export interface SpaceClientOptions {
   readonly token?: string | undefined;
   readonly participant?: string | undefined;
   readonly timeoutMs: number;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function readBody(res: IncomingMessage): Promise<string> {

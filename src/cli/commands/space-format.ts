@@ -1,3 +1,5 @@
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
+
 /**
  * One line per envelope for `switchboard space tail` and `space send` (without `--json`):
  *
@@ -10,10 +12,6 @@
  */
 
 const MAX_SUMMARY = 100;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function short(id: string): string {
   return id.length > 12 ? `${id.slice(0, 11)}…` : id;

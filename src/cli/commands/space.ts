@@ -19,6 +19,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { isInSubtree, validateContext } from '../../meup/context-path.js';
 import { newEnvelopeId } from '../../meup/ids.js';
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
 import { type Io, ioOf, readAllBounded } from '../command-io.js';
 import { SpaceClient, SpaceClientError, spaceUrl, type WireEnvelope } from './space-client.js';
 import { formatEnvelopeLine } from './space-format.js';
@@ -61,10 +62,6 @@ function parseList(value: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function addConnectOptions(command: Command): Command {

@@ -39,6 +39,7 @@ import {
   type PolicyEngine,
   tierAtLeast,
 } from '../../policy/policy-engine.js';
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
 import type { JsonObject, JsonRpcResponse } from '../../protocol/jsonrpc/types.js';
 import type { AuditDecision, AuditEvent, AuditSink } from './audit-sink.js';
 import type { ToolCatalog } from './tool-catalog.js';
@@ -99,10 +100,6 @@ const NOTE = 'governance';
 
 /** How often, at most, lost audit records are logged (each is counted in `audit_records_lost_total`). */
 const LOST_LOG_INTERVAL_MS = 10_000;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function paramsOf(message: { readonly params?: unknown } | undefined): JsonObject {
   return isObject(message?.params) ? message.params : {};

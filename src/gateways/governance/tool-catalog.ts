@@ -9,14 +9,11 @@
  */
 
 import type { ToolHints } from '../../policy/policy-engine.js';
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
 import type { JsonObject } from '../../protocol/jsonrpc/types.js';
 import { type ParamHeader, scanToolHeaders } from '../../protocol/mcp/x-mcp-header.js';
 
 export type ToolFetcher = (upstream: string, session: string) => Promise<readonly JsonObject[]>;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function hintsOf(tool: JsonObject): ToolHints {
   const a = isObject(tool.annotations) ? tool.annotations : {};

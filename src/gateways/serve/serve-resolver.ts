@@ -29,6 +29,7 @@ import { gatewayError } from '../../errors/to-jsonrpc-error.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import { JsonRpcCode } from '../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
 import type {
   JsonObject,
   JsonRpcErrorObject,
@@ -75,10 +76,6 @@ export interface ServeResolverOptions {
 }
 
 const MAX_PAGES = 100;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function paramsOf(request: JsonRpcRequest): JsonObject {
   return isObject(request.params) ? request.params : {};

@@ -11,8 +11,9 @@
  * answer someone else's request or nobody's.
  */
 import { JsonRpcCode } from './codes.js';
+import { isObject } from './json-object.js';
 import { isExactNumberText, type MessageShape, scanJsonShape, type TextShape } from './json-shape.js';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage, RequestId } from './types.js';
+import type { JsonRpcErrorObject, JsonRpcMessage, RequestId } from './types.js';
 
 /**
  * The deepest nesting of objects and arrays a message may have by default (`server.maxJsonDepth`,
@@ -79,10 +80,6 @@ function invalid(message: string, id: RequestId | null = null): ParseOutcome {
     error: { code: JsonRpcCode.InvalidRequest, message: `Invalid Request: ${message}` },
     id,
   };
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function describe(value: unknown): string {

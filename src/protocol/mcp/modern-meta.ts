@@ -3,7 +3,8 @@
  * protocol-version key "claims" the modern era: that claim, not the method, is what tells a modern
  * request from a legacy one on a dual-era endpoint.
  */
-import type { JsonObject } from '../jsonrpc/types.js';
+
+import { isObject } from '../jsonrpc/json-object.js';
 import { MCP_REVISIONS } from './revisions.js';
 
 export const META_VERSION = 'io.modelcontextprotocol/protocolVersion';
@@ -39,10 +40,6 @@ export const GATEWAY_META_PREFIX = 'switchboard.dev/';
  * takes the key out of the body.
  */
 export const META_FORWARD_HEADERS = 'switchboard.dev/forwardHeaders';
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The version a message's `_meta` envelope claims: undefined when there is no claim, the string

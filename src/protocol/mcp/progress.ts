@@ -3,13 +3,11 @@
  * request, `progressToken` on `notifications/progress`, `requestId` on `notifications/cancelled`.
  * All functions are pure and return new objects; the input messages are never modified.
  */
+
+import { isObject } from '../jsonrpc/json-object.js';
 import type { JsonObject, JsonRpcNotification, JsonRpcRequest, RequestId } from '../jsonrpc/types.js';
 
 export type ProgressToken = string | number;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isToken(value: unknown): value is ProgressToken {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));

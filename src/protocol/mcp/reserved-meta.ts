@@ -11,12 +11,9 @@
  * results. Nothing is copied when nothing is removed, so the usual message costs one key scan.
  */
 import { JsonRpcCode } from '../jsonrpc/codes.js';
+import { isObject } from '../jsonrpc/json-object.js';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcMessage } from '../jsonrpc/types.js';
 import { GATEWAY_META_PREFIX, MODERN_META_KEYS } from './modern-meta.js';
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Whether a `_meta` key is in the gateway's namespace (the prefix compared without case). */
 export function isGatewayMetaKey(key: string): boolean {

@@ -12,6 +12,8 @@
  * on the root itself) makes the whole tool invalid. Data keywords (`const`, `enum`, `default`,
  * `examples`) are not schemas and are not searched.
  */
+
+import { isObject } from '../jsonrpc/json-object.js';
 import { encodeHeaderValue } from './header-value.js';
 
 /** One parameter mirrored into a header. */
@@ -53,10 +55,6 @@ const SUBSCHEMA_KEYWORDS = [
 const SCHEMA_MAP_KEYWORDS = ['patternProperties', 'dependentSchemas', '$defs', 'definitions'] as const;
 /** Deeper than this, a schema is refused rather than walked (no real tool nests this far). */
 const MAX_DEPTH = 64;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function where(path: readonly string[]): string {
   return path.length === 0 ? 'the schema root' : path.join('.');

@@ -6,6 +6,7 @@
  * with a placeholder naming the upstream when the server gives none (legacy requires one).
  */
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject, JsonRpcErrorObject } from '../../../protocol/jsonrpc/types.js';
 import { MCP_REVISIONS, MODERN_REVISION, negotiateLegacyRevision } from '../../../protocol/mcp/revisions.js';
 import { META } from './request-envelope.js';
@@ -14,10 +15,6 @@ import { META } from './request-envelope.js';
 export type DiscoveredInitialize =
   | { readonly ok: true; readonly result: JsonObject; readonly capabilities: JsonObject }
   | { readonly ok: false; readonly error: JsonRpcErrorObject };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The `InitializeResult` for a client that asked for `requested`, from `discover` (the result of

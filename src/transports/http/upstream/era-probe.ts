@@ -21,6 +21,7 @@ import type { Dispatcher } from 'undici';
 import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error.js';
 import { silentLogger } from '../../../observe/logger.js';
 import { Metrics } from '../../../observe/metrics.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import { eraOf, isKnownRevision, MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import { describeNetworkError } from './describe-error.js';
@@ -64,10 +65,6 @@ export interface EraVerdict {
 }
 
 const PROBE_ID = 'switchboard-era-probe';
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function unavailable(name: string, message: string, status?: number): SwitchboardError {
   return new SwitchboardError(

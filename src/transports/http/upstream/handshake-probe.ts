@@ -16,6 +16,7 @@
 import type { Dispatcher } from 'undici';
 import { silentLogger } from '../../../observe/logger.js';
 import { Metrics } from '../../../observe/metrics.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import { eraOf, isKnownRevision, LATEST_LEGACY_REVISION } from '../../../protocol/mcp/revisions.js';
 import { describeNetworkError } from './describe-error.js';
@@ -42,10 +43,6 @@ export interface HandshakeVerdict {
 }
 
 const PROBE_ID = 'switchboard-handshake-probe';
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Sends one `initialize` (see the file comment); never rejects. */
 export async function probeHandshake(options: HandshakeProbeOptions): Promise<HandshakeVerdict> {

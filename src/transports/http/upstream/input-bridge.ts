@@ -11,6 +11,8 @@
  * request again with them. These are the pure parts of that: reading the result, shaping the
  * requests for a legacy client, and building the retry's params.
  */
+
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject, JsonRpcRequest, RequestId } from '../../../protocol/jsonrpc/types.js';
 
 /** One request the server needs answered before it can complete. */
@@ -25,10 +27,6 @@ export interface InputRequest {
 export type InputRequired =
   | { readonly ok: true; readonly requests: readonly InputRequest[]; readonly requestState?: string }
   | { readonly ok: false; readonly reason: string };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Whether a result is an `InputRequiredResult`. */
 export function isInputRequired(result: unknown): result is JsonObject {

@@ -4,6 +4,8 @@
  * envelope and the mirrored headers like any request, have a deadline of their own (nobody else
  * would end them), and their notifications are not delivered to anyone.
  */
+
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import type { HttpConnection } from './http-connection.js';
 import { type AnswerReader, readModernAnswer } from './modern-answer.js';
@@ -24,10 +26,6 @@ export interface InternalRequester {
   params(extra: JsonObject): JsonObject;
   /** The POST headers of a request of `method` with `params`. */
   headers(method: string, params: JsonObject): Record<string, string>;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Sends one request and resolves with its result; rejects with an Error saying why there is none. */

@@ -26,6 +26,7 @@
  * nested past the limit is never serialised or recursed into.
  */
 
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { MessageShape } from '../../../protocol/jsonrpc/json-shape.js';
 import { parseMessage, readJson } from '../../../protocol/jsonrpc/parse.js';
 import type { JsonObject, RequestId } from '../../../protocol/jsonrpc/types.js';
@@ -181,10 +182,6 @@ function splitValues(
     at = skipSpace(text, end);
   }
   return { ok: true, values };
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function asValue(

@@ -17,6 +17,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { TransportContext } from '../../../envelope/message-context.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import { DEFAULT_MAX_JSON_DEPTH, parseJson as parseBoundedJson } from '../../../protocol/jsonrpc/parse.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import { Backoff } from '../../backoff.js';
@@ -56,10 +57,6 @@ export interface ListenHost {
 }
 
 const BOOLEAN_KEYS = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'] as const;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The filter to ask for: each list change the server's capabilities announce (`listChanged`), and

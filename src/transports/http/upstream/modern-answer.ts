@@ -19,6 +19,7 @@ import {
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import { DEFAULT_MAX_JSON_DEPTH, parseJson } from '../../../protocol/jsonrpc/parse.js';
 import type { JsonObject, JsonRpcErrorObject, RequestId } from '../../../protocol/jsonrpc/types.js';
 import { sniffHead } from '../../sniff-head.js';
@@ -81,10 +82,6 @@ export type ModernAnswer =
 
 /** A notification that came with the answer, parsed, with the context it arrived in. */
 export type OnNotification = (text: string, message: JsonObject, transport: TransportContext) => void;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function parse(text: string): unknown {
   const json = parseJson(text, { maxDepth: Number.POSITIVE_INFINITY });

@@ -11,6 +11,7 @@
  *   and data but get a message that says what happened and what is missing.
  */
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonRpcErrorObject } from '../../../protocol/jsonrpc/types.js';
 import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 
@@ -20,10 +21,6 @@ export const MODERN_ERROR_CODES: ReadonlySet<number> = new Set([
   JsonRpcCode.MissingRequiredClientCapability,
   JsonRpcCode.UnsupportedProtocolVersion,
 ]);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Whether an error body with `code`, answered with HTTP `status`, identifies a modern server. */
 export function isModernErrorSignal(code: number, status: number): boolean {

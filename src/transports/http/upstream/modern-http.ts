@@ -32,6 +32,7 @@ import type { HttpTransportContext, TransportContext } from '../../../envelope/m
 import { SbErrorCode } from '../../../errors/switchboard-error.js';
 import { gatewayError } from '../../../errors/to-jsonrpc-error.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import {
   idKey,
   isRequest,
@@ -43,6 +44,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../../protocol/jsonrpc/types.js';
+import { isMcpLogLevel, MCP_LOG_LEVELS } from '../../../protocol/mcp/log-levels.js';
 import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
 import {
   isModernMetaKey,
@@ -101,7 +103,6 @@ export interface ModernHttpOptions extends HttpUpstreamOptions {
 }
 
 /** The log levels of MCP (`logging/setLevel`, `io.modelcontextprotocol/logLevel`). */
-const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 /** A request of the router's in flight (see the file comment). */
 interface Flight {
@@ -135,10 +136,6 @@ function legacyResult(result: JsonObject): JsonObject {
     out = rest;
   }
   return withoutHeldMeta(out, isModernMetaKey);
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The 2026-07-28 upstream transport (see the file comment). */
@@ -401,11 +398,11 @@ export class ModernHttpTransport implements UpstreamTransport {
 
   #setLevel(request: JsonRpcRequest): void {
     const level = isObject(request.params) ? request.params.level : undefined;
-    if (typeof level !== 'string' || !LOG_LEVELS.has(level)) {
+    if (!isMcpLogLevel(level)) {
       this.#answerLocally(request.id, {
         error: {
           code: JsonRpcCode.InvalidParams,
-          message: `params.level must be one of ${[...LOG_LEVELS].join(', ')}`,
+          message: `params.level must be one of ${MCP_LOG_LEVELS.join(', ')}`,
         },
       });
       return;

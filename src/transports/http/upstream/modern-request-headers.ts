@@ -12,6 +12,7 @@
  * `Mcp-Param-*` names are accepted from there: a client can never set other upstream headers.
  */
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject, JsonRpcErrorObject } from '../../../protocol/jsonrpc/types.js';
 import {
   decodeHeaderValue,
@@ -54,10 +55,6 @@ export interface ModernHeaderInput {
 export type ModernHeaders =
   | { readonly ok: true; readonly headers: Record<string, string> }
   | { readonly ok: false; readonly error: JsonRpcErrorObject };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function refuse(code: number, message: string): ModernHeaders {
   return { ok: false, error: { code, message } };

@@ -9,6 +9,8 @@
  * way the gateway's own `switchboard.dev/` members (`forwardHeaders`: client `Mcp-Param-*` headers
  * the modern endpoint hands on) are taken out of the body: they are transport information, not MCP.
  */
+
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import {
   META_CAPABILITIES,
@@ -56,10 +58,6 @@ export interface PreparedParams {
   readonly modern: boolean;
   /** The raw `switchboard.dev/forwardHeaders` value, if the request had one. */
   readonly forwarded?: unknown;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Whether `params` carries a modern envelope (`_meta["io.modelcontextprotocol/protocolVersion"]`). */

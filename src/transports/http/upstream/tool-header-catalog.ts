@@ -6,14 +6,11 @@
  * has never seen. A `notifications/tools/list_changed` forgets everything: the next call lists again.
  */
 import type { Logger } from '../../../observe/logger.js';
+import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import { scanToolHeaders, type ToolHeaders } from '../../../protocol/mcp/x-mcp-header.js';
 
 /** Fetches every tool of the upstream (all pages); rejects when it cannot. */
 export type ListTools = () => Promise<readonly unknown[]>;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The tools' headers, learnt and fetched on demand (see the file comment). */
 export class ToolHeaderCatalog {

@@ -6,6 +6,7 @@
  * -32002 before 2026-07-28). Results an upstream already gave in modern form pass unchanged.
  */
 import { JsonRpcCode } from '../../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../../protocol/jsonrpc/json-object.js';
 import type {
   JsonObject,
   JsonRpcRequest,
@@ -22,10 +23,6 @@ export const CACHEABLE: ReadonlySet<string> = new Set([
   'resources/templates/list',
   'resources/read',
 ]);
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function adaptResponse(
   request: JsonRpcRequest,

@@ -22,6 +22,7 @@ import { safeHeaders } from '../../../../envelope/message-context.js';
 import type { Logger } from '../../../../observe/logger.js';
 import type { Metrics } from '../../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../../protocol/jsonrpc/json-object.js';
 import { parseJson, parseMessage } from '../../../../protocol/jsonrpc/parse.js';
 import type {
   JsonObject,
@@ -117,10 +118,6 @@ type Check =
       readonly message: string;
       readonly data?: unknown;
     };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];

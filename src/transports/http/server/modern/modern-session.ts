@@ -21,6 +21,7 @@ import type { Delivery, DownstreamPort } from '../../../../core/ports.js';
 import { type Logger, silentLogger } from '../../../../observe/logger.js';
 import type { Metrics } from '../../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../../protocol/jsonrpc/codes.js';
+import { isObject } from '../../../../protocol/jsonrpc/json-object.js';
 import {
   idKey,
   type JsonObject,
@@ -29,6 +30,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../../../../protocol/jsonrpc/types.js';
+import { mcpLogSeverity } from '../../../../protocol/mcp/log-levels.js';
 import {
   META_CAPABILITIES,
   META_LOG_LEVEL,
@@ -48,18 +50,12 @@ export const MODERN_SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-
 /** Which client capability a server->client request needs. */
 const CAPABILITY_OF: Readonly<Record<string, string>> = {
   'sampling/createMessage': 'sampling',
   'elicitation/create': 'elicitation',
   'roots/list': 'roots',
 };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** One call of a modern client while the gateway handles it. */
 export interface ModernCall {
@@ -211,11 +207,7 @@ export class ModernSession implements DownstreamPort {
     if (!('method' in message)) return;
     if (message.method === 'notifications/message') {
       const level = isObject(message.params) ? message.params.level : undefined;
-      if (
-        call.logLevel === undefined ||
-        LOG_LEVELS.indexOf(String(level)) < LOG_LEVELS.indexOf(call.logLevel)
-      )
-        return;
+      if (call.logLevel === undefined || mcpLogSeverity(level) < mcpLogSeverity(call.logLevel)) return;
     }
     this.#write(call, message);
   }

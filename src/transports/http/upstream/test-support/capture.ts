@@ -3,6 +3,7 @@
  * given response, for the transports' tests.
  */
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../../core/ports.js';
+import { isObject } from '../../../../protocol/jsonrpc/json-object.js';
 import type { RequestId } from '../../../../protocol/jsonrpc/types.js';
 import { eventually } from './scripted-server.js';
 
@@ -22,10 +23,6 @@ export interface Capture {
   response(id: RequestId, timeoutMs?: number): Promise<Captured & { value: Record<string, unknown> }>;
   /** The first notification with this method. */
   notification(method: string, timeoutMs?: number): Promise<Captured & { value: Record<string, unknown> }>;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Installs the callbacks on `transport` (before `start()`, as the port asks). */
