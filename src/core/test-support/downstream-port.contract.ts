@@ -14,6 +14,7 @@
  * Where messages go (streams, resumption, batches' shapes) is each transport's own, tested beside it.
  */
 import { describe, expect, it } from 'vitest';
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
 import type { JsonRpcMessage, RequestId } from '../../protocol/jsonrpc/types.js';
 import type { Delivery, DownstreamPort } from '../ports.js';
 
@@ -59,10 +60,6 @@ async function until<T>(check: () => T | undefined | false, what: string, timeou
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The client's responses to `id`, alone or in a batch. */
 function responsesTo(client: DownstreamClient, id: number): Record<string, unknown>[] {
