@@ -17,7 +17,7 @@ export function buildProgram(): Command {
     .version(readPackageVersion())
     .option(
       '--data-dir <dir>',
-      'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)',
+      'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default the per-user state directory, e.g. ~/.local/state/switchboard)',
     )
     .showHelpAfterError()
     .enablePositionalOptions();

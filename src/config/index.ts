@@ -3,7 +3,14 @@
  * demo configuration, the YAML loader with located, human-readable issues, and the unit and
  * `${env:NAME}` helpers the loader is made of.
  */
-export { DATA_DIR_ENV, DEFAULT_DATA_DIR, ensureDataDir, resolveDataDir } from './data-dir.js';
+export {
+  DATA_DIR_ENV,
+  DATA_DIR_NAME,
+  defaultDataDir,
+  ensureDataDir,
+  type PlatformFacts,
+  resolveDataDir,
+} from './data-dir.js';
 export {
   DEFAULTS,
   DEMO_PACKAGES,

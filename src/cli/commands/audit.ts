@@ -31,7 +31,8 @@ import { addExamples } from '../help-text.js';
 import { findLedger } from '../ledger-location.js';
 import { DEFAULT_TABLE_WIDTH, renderTable } from '../render/text-table.js';
 
-const DATA_DIR_HELP = 'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)';
+const DATA_DIR_HELP =
+  'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default the per-user state directory, e.g. ~/.local/state/switchboard)';
 const LEDGER_HELP = 'the ledger directory (default <data-dir>/audit)';
 
 /** Exit codes of `switchboard audit verify`, by status. */

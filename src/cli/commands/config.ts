@@ -73,7 +73,7 @@ export function registerConfigCommands(program: Command): void {
     )
     .option(
       '--data-dir <dir>',
-      'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)',
+      'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default the per-user state directory, e.g. ~/.local/state/switchboard)',
     )
     .action(async (options: { config?: string }, command: Command) => {
       const io = ioOf(command);

@@ -71,7 +71,7 @@ export function registerServeCommand(program: Command): void {
     )
     .option(
       '--data-dir <dir>',
-      'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)',
+      'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default the per-user state directory, e.g. ~/.local/state/switchboard)',
     )
     .addHelpText(
       'after',

@@ -163,7 +163,7 @@ export function registerStdioCommand(program: Command): void {
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
     .option(
       '--data-dir <dir>',
-      'where the trace and the ledger are kept (env SWITCHBOARD_DATA_DIR; default ./.switchboard)',
+      'where the trace and the ledger are kept (env SWITCHBOARD_DATA_DIR; default the per-user state directory, e.g. ~/.local/state/switchboard)',
     )
     .addHelpText(
       'after',

@@ -25,7 +25,8 @@ import { DEFAULT_TABLE_WIDTH } from '../render/text-table.js';
 /** The trace database's file name inside the data directory. */
 export const TRACE_DB_FILE = 'trace.db';
 
-const DATA_DIR_HELP = 'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default ./.switchboard)';
+const DATA_DIR_HELP =
+  'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default the per-user state directory, e.g. ~/.local/state/switchboard)';
 
 /**
  * A client may choose its own `Mcp-Session-Id` (lenient sessions), and one that starts with `-`
