@@ -347,7 +347,7 @@ export function registerAuditCommands(program: Command): void {
     [
       'switchboard audit verify',
       'switchboard audit verify --anchor /mnt/elsewhere/anchor.jsonl --strict',
-      'switchboard audit verify --ledger .switchboard/audit/stdio/everything --json',
+      'switchboard audit verify --ledger ~/.local/state/switchboard/audit/stdio/everything --json',
     ],
     'Exit status: 0 intact, 1 tampered (the first break: seq, reason code, file and line),\n' +
       '2 usage or I/O error, 3 intact but unanchored (nothing proves the log was not truncated).\n',
