@@ -15,7 +15,7 @@ import { runInRequestScope } from '../../../audit/request-scope.js';
 import type { ResumabilityConfig, ServerConfig, SessionsConfig } from '../../../config/types.js';
 import { planPayload } from '../../../core/batch-plan.js';
 import { type InboundItem, readInbound } from '../../../core/inbound.js';
-import type { Router } from '../../../core/router.js';
+import type { SessionHost } from '../../../core/ports.js';
 import { newSessionKey } from '../../../core/session-key.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
 import { LogThrottle } from '../../../observe/log-throttle.js';
@@ -47,7 +47,7 @@ export interface SessionHooks {
 }
 
 export interface LegacyEndpointOptions {
-  readonly router: Router;
+  readonly router: SessionHost;
   readonly registry: SessionRegistry;
   readonly store: EventStore;
   readonly hooks: SessionHooks;

@@ -28,7 +28,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AuthOutcome } from '../../../auth/auth-outcome.js';
 import type { GatewayConfig } from '../../../config/types.js';
-import type { Router } from '../../../core/router.js';
+import type { SessionHost } from '../../../core/ports.js';
 import { LogThrottle } from '../../../observe/log-throttle.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
@@ -69,7 +69,7 @@ export interface UpgradeRoutes {
 
 export interface McpHttpServerOptions {
   readonly config: Pick<GatewayConfig, 'server' | 'sessions' | 'resumability'>;
-  readonly router: Router;
+  readonly router: SessionHost;
   readonly hooks: SessionHooks;
   readonly upstreamNames: readonly string[];
   readonly store: EventStore & { prune?(now: number): void };
