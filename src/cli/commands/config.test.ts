@@ -198,7 +198,7 @@ describe('switchboard config check', () => {
     expect(r).toEqual({
       code: 0,
       err: '',
-      out: 'ok: 2 upstreams (everything: stdio shared, remote: http per-session), listening on 127.0.0.1:8787\n',
+      out: 'ok: 2 upstreams (everything: stdio pooled, remote: http per-session), listening on 127.0.0.1:8787\n',
     });
     expect(json.code).toBe(0);
     const parsed = JSON.parse(json.out) as { warnings: unknown[]; config: Record<string, unknown> };
