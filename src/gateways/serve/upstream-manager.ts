@@ -321,6 +321,12 @@ export class UpstreamManager {
         this.#o.metrics.inc('pool_children_started_total', { upstream: name });
         return this.#connect(upstream, `${name}#${this.#childCount}`, undefined, undefined, true);
       },
+      // A promoted anchor that is ready gets the anchor's settings now; one still starting gets
+      // them after its handshake, like any child.
+      onAnchor: (child) => {
+        if (child.result !== undefined && this.#o.router.linkState(child.link) === 'ready')
+          setImmediate(() => this.#o.onPooledChildReady?.(name, child.link));
+      },
       retire: (child) => {
         this.#links.delete(child.link);
         const done = child.supervisor.close().catch(() => undefined);

@@ -145,6 +145,32 @@ describe('UpstreamPool', () => {
     expect(retired).toEqual([]);
   });
 
+  it('promotes the next child when the anchor leaves, and never retires the new anchor for idling', async () => {
+    const anchors: string[] = [];
+    const retired: string[] = [];
+    let n = 0;
+    const pool = new UpstreamPool<Child>({
+      name: 'everything',
+      max: 2,
+      idleTimeoutMs: 1000,
+      queueTimeoutMs: 5000,
+      maxQueued: 10,
+      spawn: () => ({ link: `everything#${++n}` }),
+      retire: (child) => retired.push(child.link),
+      onAnchor: (child) => anchors.push(child.link),
+    });
+    pool.acquire('A', h('A', 1));
+    pool.acquire('B', h('B', 1));
+    pool.release('B', h('B', 1), false);
+    // A's call was cancelled: the anchor is retired, and the idle child takes its place.
+    pool.release('A', h('A', 1), true);
+    expect(retired).toEqual(['everything#1']);
+    expect(anchors).toEqual(['everything#2']);
+    expect(pool.isAnchor('everything#2')).toBe(true);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(retired).toEqual(['everything#1']);
+  });
+
   it('retires a tainted child once free (a cancelled call may still be running) and never hands it on', () => {
     const { pool, retired, spawned } = makePool({ max: 1 });
     pool.acquire('A', h('A', 1));

@@ -53,6 +53,11 @@ export interface UpstreamPoolOptions<C extends PoolChild> {
   readonly spawn: () => C;
   /** Closes a child the pool no longer wants (idle, tainted, or the pool closing). */
   readonly retire: (child: C) => void;
+  /**
+   * The anchor left (retired or stopped) and `child` took its place: what the gateway keeps on the
+   * anchor (subscriptions) must be sent to it.
+   */
+  readonly onAnchor?: (child: C) => void;
 }
 
 /** The key of one call's hold: its session and its client id (unique while it is in flight). */
@@ -262,7 +267,9 @@ export class UpstreamPool<C extends PoolChild> {
     }
     if (slot === this.#slots[0]) return;
     slot.idle = setTimeout(() => {
-      if (slot.lease === undefined && this.#slots.includes(slot)) this.#remove(slot, true);
+      // Not if it became the anchor meanwhile (the one before it left).
+      if (slot.lease === undefined && this.#slots.includes(slot) && slot !== this.#slots[0])
+        this.#remove(slot, true);
     }, this.#o.idleTimeoutMs);
     slot.idle.unref();
   }
@@ -289,7 +296,14 @@ export class UpstreamPool<C extends PoolChild> {
 
   #remove(slot: Slot<C>, retire: boolean): void {
     clearTimeout(slot.idle);
+    const wasAnchor = slot === this.#slots[0];
     this.#slots = this.#slots.filter((s) => s !== slot);
     if (retire) this.#o.retire(slot.child);
+    const next = this.#slots[0];
+    if (wasAnchor && next && !this.#closed) {
+      clearTimeout(next.idle);
+      next.idle = undefined;
+      this.#o.onAnchor?.(next.child);
+    }
   }
 }
