@@ -11,7 +11,11 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  type Progress,
+  ResourceUpdatedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVERYTHING } from './support/cli.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
@@ -22,6 +26,8 @@ interface TestClient {
   readonly client: Client;
   /** Sampling requests that reached this client. */
   sampled: number;
+  /** URIs of the `notifications/resources/updated` it received. */
+  readonly updates: string[];
   close(): Promise<void>;
 }
 
@@ -36,6 +42,7 @@ async function connect(url: string, name: string): Promise<TestClient> {
     name,
     client,
     sampled: 0,
+    updates: [],
     async close() {
       await transport.terminateSession().catch(() => undefined);
       await client.close().catch(() => undefined);
@@ -48,6 +55,9 @@ async function connect(url: string, name: string): Promise<TestClient> {
       model: `model-of-${name}`,
       content: { type: 'text', text: `sampled by ${name}` },
     };
+  });
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    result.updates.push(n.params.uri);
   });
   await client.connect(transport);
   return result;
@@ -149,6 +159,26 @@ describe('three clients at once on server-everything', () => {
       expect(o.sampling, `sampling of ${o.name}`).toContain('-32008');
       expect(o.sampled).toBe(0);
       expect(o.echoes).toEqual(Array.from({ length: 20 }, (_, k) => `Echo: ${o.name}-${k}`));
+    }
+  });
+
+  it("pooled: subscriptions are the gateway's, held on the first child, and updates reach only their subscribers", async () => {
+    const ARCH = 'demo://resource/static/document/architecture.md';
+    const FEAT = 'demo://resource/static/document/features.md';
+    const [a, b, c] = await Promise.all(['A', 'B', 'C'].map((name) => connect(builtIn.url, name)));
+    try {
+      await a.client.subscribeResource({ uri: ARCH });
+      await b.client.subscribeResource({ uri: FEAT });
+      // Nothing else in flight: C's call runs on the first free child, the anchor, which holds the
+      // subscriptions (toggling on sends an update for each at once, then every 5 s).
+      await c.client.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
+      await waitUntil(() => a.updates.includes(ARCH) && b.updates.includes(FEAT), 8000, 'both updates');
+      await c.client.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
+      expect(new Set(a.updates)).toEqual(new Set([ARCH]));
+      expect(new Set(b.updates)).toEqual(new Set([FEAT]));
+      expect(c.updates).toEqual([]);
+    } finally {
+      await Promise.all([a, b, c].map((t) => t!.close()));
     }
   });
 });

@@ -16,9 +16,8 @@
  *
  * A pooled upstream (`upstream-pool.ts`) is one server to its sessions, as a shared one is: levels
  * and subscriptions are held here the same way; the level goes to every child, subscriptions to the
- * pool's anchor (the first child), whose unattributable notifications (list changes, resource
- * updates, log messages outside any call) fan out as a shared upstream's do; the other children's
- * would be the same news again and are dropped. Each client call holds a child (`holdKey`), given
+ * pool's anchor (the first child). A held child's log messages reach its holder only; every other
+ * notification no request explains fans out as a shared upstream's does. Each client call holds a child (`holdKey`), given
  * back when the call ends (`PoolLeaseInterceptor`); a server request from a child belongs to the
  * session holding it.
  */
@@ -727,12 +726,13 @@ export class ServeResolver implements RequestResolver {
     const params = isObject(notification.params) ? notification.params : {};
     let sessions: readonly SessionKey[];
     if (owner.pooled) {
-      // A log message from a held child is about its holder's calls; anything else unattributable
-      // is the anchor's to tell everyone (the other children would tell the same news again).
+      // A log message from a held child is about its holder's calls, and reaches only it; anything
+      // else unattributable reaches every session, filtered, as a shared upstream's does.
       const holder = this.#o.manager.holderOf(link);
-      if (notification.method === 'notifications/message' && holder !== undefined) sessions = [holder];
-      else if (this.#o.manager.isAnchor(link)) sessions = [...(this.#users.get(owner.upstream) ?? [])];
-      else return [];
+      sessions =
+        notification.method === 'notifications/message' && holder !== undefined
+          ? [holder]
+          : [...(this.#users.get(owner.upstream) ?? [])];
     } else sessions = this.sessionsFor(link);
     if (notification.method === 'notifications/message') {
       const rank = levelRank(params.level);
