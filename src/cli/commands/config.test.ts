@@ -322,6 +322,8 @@ upstreams:
     cwd: ./work
     env: { API_KEY: ${SECRETS.env}, MODE: "\${env:SB_CONFIG_TEST_SECRET}" }
     passEnv: [HTTPS_PROXY]
+    sharing: pooled
+    pool: { max: 3, idleTimeout: 2m, queueTimeout: 5s, maxQueued: 7 }
     restart: { enabled: false, initialDelay: 500ms, maxDelay: 1m, maxRestarts: 5 }
   remote:
     url: https://mcp.example.com/mcp
