@@ -165,7 +165,11 @@ describe('three clients at once on server-everything', () => {
   it("pooled: subscriptions are the gateway's, held on the first child, and updates reach only their subscribers", async () => {
     const ARCH = 'demo://resource/static/document/architecture.md';
     const FEAT = 'demo://resource/static/document/features.md';
-    const [a, b, c] = await Promise.all(['A', 'B', 'C'].map((name) => connect(builtIn.url, name)));
+    const [a, b, c] = (await Promise.all(['A', 'B', 'C'].map((name) => connect(builtIn.url, name)))) as [
+      TestClient,
+      TestClient,
+      TestClient,
+    ];
     try {
       await a.client.subscribeResource({ uri: ARCH });
       await b.client.subscribeResource({ uri: FEAT });
@@ -178,7 +182,7 @@ describe('three clients at once on server-everything', () => {
       expect(new Set(b.updates)).toEqual(new Set([FEAT]));
       expect(c.updates).toEqual([]);
     } finally {
-      await Promise.all([a, b, c].map((t) => t!.close()));
+      await Promise.all([a, b, c].map((t) => t.close()));
     }
   });
 });
