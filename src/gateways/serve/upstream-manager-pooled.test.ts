@@ -55,12 +55,17 @@ afterEach(async () => {
 
 type Answer = { id: number; result?: { pid: number; client?: { by: string } }; error?: { code: number } };
 
-function make() {
+function make(bounds: { max?: number; queueTimeoutMs?: number } = {}) {
   const config: StdioUpstreamConfig = {
     name: 'up',
     transport: 'stdio',
     sharing: 'pooled',
-    pool: { max: 2, idleTimeoutMs: 60_000, queueTimeoutMs: 5_000, maxQueued: 10 },
+    pool: {
+      max: bounds.max ?? 2,
+      idleTimeoutMs: 60_000,
+      queueTimeoutMs: bounds.queueTimeoutMs ?? 5_000,
+      maxQueued: 10,
+    },
     maxMessageBytes: 64 * 1024,
     maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
     command: process.execPath,
@@ -208,5 +213,29 @@ describe('UpstreamManager, sharing: pooled', () => {
     // Two children were ever started: the crashed one was restarted by its supervisor, not replaced
     // in a loop.
     expect(h.metrics.get('pool_children_started_total', { upstream: 'up' })).toBe(2);
+  });
+
+  it('with every child held, a call waits for the first one freed and then runs on it', async () => {
+    const h = make({ max: 1 });
+    await h.manager.start();
+    h.call('S1', 1, 'slow');
+    h.call('S2', 1, 'ask');
+    const [slow, asked] = await Promise.all([h.answered('S1', 1), h.answered('S2', 1)]);
+    expect(asked.result).toEqual({ pid: slow.result!.pid, client: { by: 'S2' } });
+    expect(h.metrics.get('route_unresolved_total')).toBe(0);
+    expect(h.metrics.get('pool_children_started_total', { upstream: 'up' })).toBe(1);
+  });
+
+  it('answers -32007 to a call that waited pool.queueTimeout for a child', async () => {
+    const h = make({ max: 1, queueTimeoutMs: 100 });
+    await h.manager.start();
+    h.call('S1', 1, 'slow');
+    h.call('S2', 1, 'ping');
+    const refused = await h.answered('S2', 1);
+    expect(refused.error).toMatchObject({
+      code: -32007,
+      data: { code: 'SB_LIMIT_EXCEEDED', upstream: 'up', max: 1 },
+    });
+    expect((await h.answered('S1', 1)).result?.pid).toEqual(expect.any(Number));
   });
 });
