@@ -8,21 +8,21 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULTS } from '../../config/defaults.js';
 import type { StdioUpstreamConfig } from '../../config/types.js';
 import type { Delivery } from '../../core/ports.js';
-import { type RequestResolver, Router } from '../../core/router.js';
-import { gatewayError } from '../../errors/to-jsonrpc-error.js';
+import { Router } from '../../core/router.js';
 import { MemoryLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
 import { childEnvironment } from '../../transports/stdio/child-env.js';
 import { SupervisedUpstream } from '../../transports/stdio/supervised-upstream.js';
 import { PoolLeaseInterceptor } from './pool-lease-interceptor.js';
+import { ServeResolver } from './serve-resolver.js';
 import { UpstreamManager } from './upstream-manager.js';
-import { holdKey } from './upstream-pool.js';
 
 /**
  * `slow` answers after 600 ms with the child's pid; `ask` first asks its client (a server request,
- * as sampling is) and answers with what the client said; `crash` exits; anything else is answered
- * at once with the pid.
+ * as sampling is) and answers with what the client said; `log` sends a log message (no request
+ * named: stdio cannot) and then answers; `crash` exits; anything else is answered at once with the
+ * pid.
  */
 const SERVER = `
 const rl = require('node:readline').createInterface({ input: process.stdin });
@@ -37,6 +37,10 @@ rl.on('line', (line) => {
   }
   if (m.id === undefined || m.method === undefined) return;
   if (m.method === 'crash') process.exit(3);
+  if (m.method === 'log') {
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'from ' + process.pid } }) + '\\n');
+    return void setTimeout(() => answer(m.id, { pid: process.pid }), 50);
+  }
   if (m.method === 'slow') return void setTimeout(() => answer(m.id, { pid: process.pid }), 600);
   if (m.method === 'ask') {
     asked.set('q' + m.id, m.id);
@@ -81,24 +85,18 @@ function make(bounds: { max?: number; queueTimeoutMs?: number } = {}) {
   };
   const logger = new MemoryLogger();
   const metrics = new Metrics();
-  let manager: UpstreamManager | undefined;
-  // Routes as `ServeResolver` does for a pooled upstream: one hold per call; a child's requests
-  // belong to its holder.
-  const resolver: RequestResolver = {
-    resolve: (session, request) => {
-      const lookup = manager!.linkFor('up', session.key, undefined, holdKey(session.key, request.id));
-      if (lookup.kind === 'ready') return { kind: 'forward', link: lookup.link };
-      if (lookup.kind === 'pending') return { kind: 'pending', ready: lookup.ready };
-      return { kind: 'error', error: gatewayError('SB_UPSTREAM_UNAVAILABLE', lookup.reason) };
+  let resolver: ServeResolver | undefined;
+  // The real serve routing, created once the manager exists (as `ServeGateway` wires it).
+  const router = new Router({
+    resolver: {
+      resolve: (s, r) => resolver!.resolve(s, r),
+      notificationLinks: (s, n) => resolver!.notificationLinks(s, n),
+      sessionsFor: (l) => resolver!.sessionsFor(l),
+      notificationTargets: (l, n) => resolver!.notificationTargets(l, n),
     },
-    notificationLinks: () => [],
-    sessionsFor: (link) => {
-      const holder = manager!.holderOf(link);
-      return holder === undefined ? [] : [holder];
-    },
-    notificationTargets: () => [],
-  };
-  const router = new Router({ resolver, logger, metrics });
+    logger,
+    metrics,
+  });
   const got = new Map<string, JsonRpcMessage[]>();
   for (const key of ['S1', 'S2']) {
     got.set(key, []);
@@ -120,7 +118,7 @@ function make(bounds: { max?: number; queueTimeoutMs?: number } = {}) {
       transportContext: { kind: 'memory' },
     });
   }
-  manager = new UpstreamManager({
+  const manager = new UpstreamManager({
     upstreams: [config],
     router,
     logger,
@@ -147,6 +145,15 @@ function make(bounds: { max?: number; queueTimeoutMs?: number } = {}) {
         onstop: params.onstop,
       }),
   });
+  resolver = new ServeResolver({
+    manager,
+    router,
+    logger,
+    metrics,
+    gatewayVersion: '0.0.0-test',
+    revisions: ['2025-11-25'],
+  });
+  for (const key of ['S1', 'S2']) resolver.openSession(key, { kind: 'single', upstream: 'up' });
   router.addInterceptor(new PoolLeaseInterceptor(manager));
   const m = manager;
   cleanups.push(async () => {
@@ -188,9 +195,9 @@ describe('UpstreamManager, sharing: pooled', () => {
   it('reuses a free child instead of starting another', async () => {
     const h = make();
     await h.manager.start();
-    h.call('S1', 1, 'ping');
+    h.call('S1', 1, 'whoami');
     const first = await h.answered('S1', 1);
-    h.call('S2', 1, 'ping');
+    h.call('S2', 1, 'whoami');
     const second = await h.answered('S2', 1);
     expect(second.result!.pid).toBe(first.result!.pid);
     expect(h.metrics.get('pool_children_started_total', { upstream: 'up' })).toBe(1);
@@ -206,7 +213,7 @@ describe('UpstreamManager, sharing: pooled', () => {
     const [crashed, other] = await Promise.all([h.answered('S1', 1), h.answered('S2', 1)]);
     expect(crashed.error).toMatchObject({ code: -32000 });
     expect(other.result?.pid).toEqual(expect.any(Number));
-    h.call('S1', 3, 'ping');
+    h.call('S1', 3, 'whoami');
     const after = await h.answered('S1', 3);
     expect(after.result?.pid).toEqual(expect.any(Number));
     expect(h.metrics.get('route_unresolved_total')).toBe(0);
@@ -230,12 +237,25 @@ describe('UpstreamManager, sharing: pooled', () => {
     const h = make({ max: 1, queueTimeoutMs: 100 });
     await h.manager.start();
     h.call('S1', 1, 'slow');
-    h.call('S2', 1, 'ping');
+    h.call('S2', 1, 'whoami');
     const refused = await h.answered('S2', 1);
     expect(refused.error).toMatchObject({
       code: -32007,
       data: { code: 'SB_LIMIT_EXCEEDED', upstream: 'up', max: 1 },
     });
     expect((await h.answered('S1', 1)).result?.pid).toEqual(expect.any(Number));
+  });
+
+  it("a held child's log message reaches its holder only", async () => {
+    const h = make();
+    await h.manager.start();
+    h.call('S2', 1, 'slow');
+    h.call('S1', 1, 'log');
+    await h.answered('S1', 1);
+    await h.answered('S2', 1);
+    const logs = (key: string) =>
+      h.got.get(key)!.filter((m) => 'method' in m && m.method === 'notifications/message');
+    expect(logs('S1')).toHaveLength(1);
+    expect(logs('S2')).toEqual([]);
   });
 });
