@@ -1,8 +1,10 @@
 /**
- * A `sharing: pooled` upstream under a real router, with real supervised `node -e` children: each
- * session's calls go to the child it holds, a request a child sends reaches the session holding it
- * even while both sessions have calls in flight, and a child that crashes fails only the calls on
- * it, restarts once (the supervisor's backoff), and serves again, with no route spinning.
+ * A `sharing: pooled` upstream under a real router and the real `ServeResolver`, with real
+ * supervised `node -e` children: each session's calls go to the child it holds, a request a child
+ * sends reaches the session holding it even while both sessions have calls in flight, a held
+ * child's log message reaches its holder only, a call that finds every child held waits (or gets
+ * -32007), and a child that crashes fails only the calls on it, restarts once (the supervisor's
+ * backoff), and serves again, with no route spinning.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULTS } from '../../config/defaults.js';
