@@ -1856,7 +1856,7 @@ export class Router implements SessionHost, LinkHost {
         {
           error: gatewayError(
             SbErrorCode.Unroutable,
-            'the gateway cannot tell which client session this request is for (several share this upstream); use sharing: per-session for this upstream',
+            'the gateway cannot tell which client session this request is for (several share this upstream); use sharing: pooled (or per-session) for this upstream',
           ),
         },
         context,
