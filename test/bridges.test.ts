@@ -173,3 +173,64 @@ describe('switchboard stdio --url', () => {
     await client.close().catch(() => undefined);
   }, 60_000);
 });
+
+describe('the 2024-11-05 HTTP+SSE transport on /sse', () => {
+  let serve: RunningServe;
+
+  beforeAll(async () => {
+    serve = await startServe({
+      configYaml: stdioUpstreamConfig({ everything: { script: EVERYTHING, args: ['stdio'] } }),
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await serve?.stop();
+  });
+
+  it('serves the SDK SSE client on the aggregated and the per-server endpoint, with progress', async () => {
+    for (const [url, echo] of [
+      // Alone on the aggregated endpoint, the upstream's tools keep their own names.
+      [`${serve.base}/sse`, 'echo'],
+      [`${serve.base}/servers/everything/sse`, 'echo'],
+    ] as const) {
+      const client = new Client({ name: 'old-client', version: '1' });
+      await client.connect(new SSEClientTransport(new URL(url)));
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toContain(echo);
+        const result = await client.callTool({ name: echo, arguments: { message: 'down the stream' } });
+        expect(echoed(result)).toContain('down the stream');
+        const progress: number[] = [];
+        const long = url.endsWith('/servers/everything/sse') ? 'trigger-long-running-operation' : undefined;
+        if (long) {
+          await client.callTool({ name: long, arguments: { duration: 0.3, steps: 3 } }, undefined, {
+            onprogress: (p) => progress.push(p.progress),
+          });
+          expect(progress.length).toBeGreaterThanOrEqual(1);
+        }
+      } finally {
+        await client.close();
+      }
+    }
+  }, 60_000);
+
+  it('records the session in the trace, and ends it when the stream closes', async () => {
+    const client = new Client({ name: 'old-client-traced', version: '1' });
+    await client.connect(new SSEClientTransport(new URL(`${serve.base}/sse`)));
+    const result = await client.callTool({ name: 'echo', arguments: { message: 'traced' } });
+    expect(echoed(result)).toContain('traced');
+    await client.close();
+    await expect
+      .poll(
+        async () => ((await (await fetch(`${serve.base}/health`)).json()) as { sessions: number }).sessions,
+        {
+          timeout: 5000,
+        },
+      )
+      .toBe(0);
+    const sessions = await traceSessions(serve.dataDir);
+    const traced = sessions.find((s) => s.clientInfo?.name === 'old-client-traced');
+    expect(traced?.transport).toBe('http');
+    const hops = await traceShow(traced!.key, serve.dataDir);
+    expect(hops.some((h) => h.payload.method === 'tools/call')).toBe(true);
+  }, 60_000);
+});
