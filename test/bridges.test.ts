@@ -174,6 +174,77 @@ describe('switchboard stdio --url', () => {
   }, 60_000);
 });
 
+describe('switchboard stdio --url when the remote server ends the session', () => {
+  let remote: RunningServe;
+
+  beforeAll(async () => {
+    // Every session of the remote ends after 2 s, whatever it is doing (a short idle timeout makes
+    // the sweep run every second; it runs every idleTimeout/4, at most 30 s, whatever maxAge is).
+    remote = await startServe({
+      configYaml: stdioUpstreamConfig(
+        { everything: { script: EVERYTHING, args: ['stdio'] } },
+        'sessions:\n  maxAge: 2s\n  idleTimeout: 1s\n',
+      ),
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await remote?.stop();
+  });
+
+  function bridge(options: readonly string[]): StdioClientTransport {
+    return new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        CLI,
+        'stdio',
+        '--data-dir',
+        tempDir('switchboard-bridge-restart-'),
+        '--no-audit',
+        ...options,
+        '--url',
+        `${remote.base}/servers/everything/mcp`,
+      ],
+      stderr: 'pipe',
+    });
+  }
+
+  it("with --restart, opens a new session, replays the client's initialize, and the client carries on", async () => {
+    const transport = bridge(['--restart', '--era', 'legacy']);
+    let stderr = '';
+    transport.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const client = new Client({ name: 'remote-restart', version: '1' });
+    await client.connect(transport);
+    try {
+      expect(echoed(await client.callTool({ name: 'echo', arguments: { message: 'one' } }))).toContain('one');
+      await expect.poll(() => /re-initialized/.test(stderr), { timeout: 15_000 }).toBe(true);
+      expect(echoed(await client.callTool({ name: 'echo', arguments: { message: 'two' } }))).toContain('two');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('without --restart, exits 1', async () => {
+    const transport = bridge(['--era', 'legacy']);
+    const client = new Client({ name: 'remote-once', version: '1' });
+    const closed = new Promise<void>((resolve) => {
+      transport.onclose = () => resolve();
+    });
+    await client.connect(transport);
+    // The SDK does not expose the exit status: read from its child (a private field, checked here).
+    const child = (transport as unknown as { _process?: import('node:child_process').ChildProcess })._process;
+    expect(child).toBeDefined();
+    const exited = new Promise<number | null>((resolve) => {
+      if (child!.exitCode !== null) resolve(child!.exitCode);
+      else child!.once('exit', (code) => resolve(code));
+    });
+    await closed;
+    expect(await exited).toBe(1);
+  }, 60_000);
+});
+
 describe('the 2024-11-05 HTTP+SSE transport on /sse', () => {
   let serve: RunningServe;
 
