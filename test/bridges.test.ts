@@ -259,6 +259,7 @@ describe('the 2024-11-05 HTTP+SSE transport on /sse', () => {
   });
 
   it('serves the SDK SSE client on the aggregated and the per-server endpoint, with progress', async () => {
+    expect(serve.stderr()).toContain(`clients of the 2024-11-05 HTTP+SSE transport: ${serve.base}/sse`);
     for (const [url, echo] of [
       // Alone on the aggregated endpoint, the upstream's tools keep their own names.
       [`${serve.base}/sse`, 'echo'],

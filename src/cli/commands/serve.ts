@@ -242,7 +242,8 @@ export function registerServeCommand(program: Command): void {
           'switchboard is serving',
         );
         console.error(
-          `switchboard: serving MCP on http://${host}:${address.port}/mcp (upstreams: ${config.upstreams.map((u) => u.name).join(', ')})`,
+          `switchboard: serving MCP on http://${host}:${address.port}/mcp (upstreams: ${config.upstreams.map((u) => u.name).join(', ')}); ` +
+            `clients of the 2024-11-05 HTTP+SSE transport: http://${host}:${address.port}/sse`,
         );
       } catch (error) {
         logger.error(
