@@ -112,7 +112,8 @@ export function registerServeCommand(program: Command): void {
       'Serves MCP over Streamable HTTP: /mcp fronts every configured upstream (tools and prompts named\n' +
         '<server>__<name>), /servers/<name>/mcp fronts one. Binds 127.0.0.1:8787 by default.\n' +
         'Without --config, a built-in configuration fronts the demo servers server-everything and server-memory.\n' +
-        'With -- <command> [args...], it serves that one stdio server instead, with every other setting at its default.',
+        'With -- <command> [args...], it serves that one stdio server instead, with every other setting at its default.\n' +
+        'Clients of the 2024-11-05 HTTP+SSE transport connect to /sse (or /servers/<name>/sse).',
     )
     .argument('[command]', 'a stdio MCP server to serve alone (after --), instead of --config')
     .argument('[args...]', 'its arguments')

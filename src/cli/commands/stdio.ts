@@ -171,7 +171,8 @@ export function registerStdioCommand(program: Command): void {
     .description(
       "Runs <command> as a stdio MCP server and relays MCP between it and this process's stdin/stdout, " +
         'recording every message in the trace and each tool call in the audit ledger. Logs go to stderr. ' +
-        "Exits with the server's exit status.",
+        "Exits with the server's exit status. With --url instead of a command, relays to a remote MCP server " +
+        '(exit 1 when it is gone for good).',
     )
     .argument('[command]', 'the MCP server to run (after --), unless --url is given')
     .argument('[args...]', 'its arguments')
