@@ -339,8 +339,11 @@ export class McpHttpServer implements UpgradeRoutes {
       timer.unref();
       this.#timers.push(timer);
     }
-    const { idleTimeoutMs } = this.#o.config.sessions;
-    const every = Math.max(1000, Math.min(idleTimeoutMs > 0 ? idleTimeoutMs / 4 : 30_000, 30_000));
+    // A quarter of the shorter lifetime (idle timeout or maximum age), between 1 s and 30 s, so a
+    // session ends within about a quarter of its lifetime past it, whichever limit it meets.
+    const { idleTimeoutMs, maxAgeMs } = this.#o.config.sessions;
+    const quarter = (ms: number): number => (ms > 0 ? ms / 4 : 30_000);
+    const every = Math.max(1000, Math.min(quarter(idleTimeoutMs), quarter(maxAgeMs), 30_000));
     const sweep = setInterval(() => this.sweep(Date.now()), every);
     sweep.unref();
     this.#timers.push(sweep);
