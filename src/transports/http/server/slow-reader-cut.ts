@@ -6,7 +6,8 @@
  * The client loses nothing it could get back: a session-based stream's events are in the event
  * store before they are written (`HttpSession`), so the client reconnects with `Last-Event-ID`
  * and receives them; a 2026-07-28 call stream that is cut is a closed POST, which that era defines
- * as a cancellation of the call. The last write of a stream is never refused (nothing follows it,
+ * as a cancellation of the call; a 2024-11-05 HTTP+SSE stream is its session, which ends with it
+ * (that revision has no resumption). The last write of a stream is never refused (nothing follows it,
  * so it cannot grow the buffer further), which keeps an answer on a stream that is ending anyway.
  */
 import type { ServerResponse } from 'node:http';
@@ -14,8 +15,11 @@ import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { StreamBound } from '../../stream-bound.js';
 
-/** The SSE streams the server writes: session GET streams, POST answers, 2026-07-28 calls and listens. */
-export type SseStreamKind = 'get' | 'post' | 'modern-call' | 'listen';
+/**
+ * The SSE streams the server writes: session GET streams, POST answers, 2026-07-28 calls and
+ * listens, and the 2024-11-05 HTTP+SSE transport's one stream per session.
+ */
+export type SseStreamKind = 'get' | 'post' | 'modern-call' | 'listen' | 'sse-2024';
 
 /** Where a cut stream belonged, for the log line. */
 export interface CutStreamFields {
@@ -54,7 +58,9 @@ export class SlowReaderCut {
         ? 'cutting a 2026-07-28 call stream whose client does not read (the call is cancelled)'
         : kind === 'listen'
           ? 'cutting a subscriptions/listen stream whose client does not read (it may listen again)'
-          : 'cutting an SSE stream whose client does not read; its events stay in the event store for Last-Event-ID',
+          : kind === 'sse-2024'
+            ? 'cutting a 2024-11-05 HTTP+SSE stream whose client does not read (its session ends)'
+            : 'cutting an SSE stream whose client does not read; its events stay in the event store for Last-Event-ID',
     );
     res.destroy();
     return true;
