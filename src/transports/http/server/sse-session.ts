@@ -114,8 +114,9 @@ export class SseSession implements DownstreamPort {
       this.#o.metrics.inc('http_deliveries_dropped_total', { reason: 'sse-stream-gone' });
       return;
     }
-    if (this.#cut.cutIfBehind(res, 'sse-2024', { session: this.key })) return;
-    res.write(formatEvent({ event: 'message', data: json }));
+    const event = formatEvent({ event: 'message', data: json });
+    if (this.#cut.cutIfBehind(res, 'sse-2024', { session: this.key }, event)) return;
+    res.write(event);
   }
 
   /** The client cancelled the request: no response will come for it. */
