@@ -72,6 +72,9 @@ describe('the layers of docs/architecture.md', () => {
     expect(
       check('src/protocol/jsonrpc/x.ts', "const m = await import('../../observe/logger.js');")[0],
     ).toMatch(/jsonrpc \(src\/protocol\/jsonrpc\) may not import observe/);
+    expect(
+      check('src/transports/stdio/x.ts', "import type { Router } from '../../core/router.js';")[0],
+    ).toMatch(/stdio \(src\/transports\/stdio\) may not import router.ts of core/);
     expect(check('src/gateways/x.ts', "import { main } from '../cli/main.js';")[0]).toMatch(
       /nothing imports from the CLI/,
     );

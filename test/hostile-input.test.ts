@@ -1,6 +1,7 @@
 /**
  * The hostile-input suite (issue 18): fast-check throws generated bodies and headers at a live
- * `switchboard serve` (every endpoint, both eras, with and without a session) and at a live
+ * `switchboard serve` (every endpoint, both eras, with and without a session, and the 2024-11-05
+ * HTTP+SSE `/messages` endpoints, whose answers come down a session's stream) and at a live
  * `switchboard stdio`: nesting from 2 to 20,000 levels, bodies above the size limit, every JSON
  * type as an id, integers above 2^53, duplicate ids within batches, responses and notifications
  * mixed into batches, unicode and lone surrogates, hostile Host and Origin values. Throughout:
@@ -29,7 +30,14 @@ import {
 } from './support/hostile-messages.js';
 import { HealthWatch, isAlive, rssBytes } from './support/liveness.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
-import { ACCEPT_BOTH, initialize, messagesOf, type RawResponse } from './support/sse-client.js';
+import {
+  ACCEPT_BOTH,
+  initialize,
+  messagesOf,
+  openSse,
+  type RawResponse,
+  type SseStream,
+} from './support/sse-client.js';
 import { StdioAnswers } from './support/stdio-answers.js';
 
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
@@ -44,6 +52,9 @@ const STATUSES = new Set([200, 202, 400, 401, 403, 404, 405, 406, 409, 413, 415,
 const MCP_ENDPOINTS = ['/mcp', '/servers/echo/mcp', '/servers/odd/mcp'] as const;
 /** The other paths a body can be POSTed to: a clear refusal each, never a 500. */
 const OTHER_ENDPOINTS = [
+  '/messages',
+  '/servers/echo/messages',
+  '/sse',
   '/approvals',
   '/approvals/01HX',
   '/health',
@@ -271,6 +282,86 @@ describe('hostile input: switchboard serve', () => {
     expect(failures.report()).toBe('');
   }, 600_000);
 
+  /** A 2024-11-05 session: its stream, and the URL its `endpoint` event named, initialized. */
+  async function legacySseSession(path: string): Promise<{ stream: SseStream; postUrl: string }> {
+    const stream = await openSse(`${gw.base}${path}`, 'GET', {});
+    const endpoint = await stream.waitFor((e) => e.type === 'endpoint');
+    const postUrl = new URL(endpoint.data, `${gw.base}${path}`).href;
+    const headers = { 'content-type': 'application/json' };
+    await send(
+      postUrl,
+      headers,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'init',
+        method: 'initialize',
+        params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'h', version: '1' } },
+      }),
+    );
+    await stream.waitFor((_e, m) => m?.id === 'init');
+    await send(postUrl, headers, '{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    return { stream, postUrl };
+  }
+
+  it('answers every generated body on the 2024-11-05 /messages endpoints exactly once, down the stream, never with a 500', async () => {
+    const failures = new Failures();
+    const sse = new Map<string, { stream: SseStream; postUrl: string }>();
+    try {
+      await fc.assert(
+        fc.asyncProperty(payloads, fc.constantFrom('/sse', '/servers/odd/sse'), async (shape, path) => {
+          if (failures.full) return;
+          let session = sse.get(path);
+          if (session === undefined || session.stream.ended) {
+            session = await legacySseSession(path);
+            sse.set(path, session);
+          }
+          const payload = renderer.render(shape);
+          const before = session.stream.messages().length;
+          const response = await send(session.postUrl, { 'content-type': 'application/json' }, payload.text);
+          let problems: string[];
+          if (response.status !== 202) problems = problemsWith(payload, response);
+          else {
+            // Each request owed an answer gets it on the stream, once; nothing else is answered.
+            const owed = new Map<string, number>();
+            for (const id of payload.expected) owed.set(idKey(id), (owed.get(idKey(id)) ?? 0) + 1);
+            const counts = (): Map<string, number> => {
+              const got = new Map<string, number>();
+              for (const key of answeredIds(session!.stream.messages().slice(before)))
+                got.set(key, (got.get(key) ?? 0) + 1);
+              return got;
+            };
+            const complete = (): boolean =>
+              [...owed].every(([key, n]) => (counts().get(key) ?? 0) >= n) || session!.stream.ended;
+            const deadline = Date.now() + 15_000;
+            while (!complete() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+            problems = [];
+            const got = counts();
+            for (const [key, n] of owed) {
+              const answered = got.get(key) ?? 0;
+              if (key === 'null' ? answered < n : answered !== n)
+                problems.push(
+                  `id ${key.slice(0, 60)}: ${answered} answer(s) on the stream for ${n} request(s)`,
+                );
+            }
+            for (const [key, n] of got)
+              if (key !== 'null' && !owed.has(key) && key !== '"init"')
+                problems.push(`${n} answer(s) for id ${key.slice(0, 60)} nobody asked`);
+          }
+          for (const problem of problems)
+            failures.add(
+              problem,
+              `${path} ${payload.text.slice(0, 200)} -> ${response.status} ${response.text.slice(0, 200)}`,
+            );
+          expect(isAlive(gw.process.child.pid!)).toBe(true);
+        }),
+        { numRuns: RUNS / 4 },
+      );
+    } finally {
+      for (const session of sse.values()) session.stream.abort();
+    }
+    expect(failures.report()).toBe('');
+  }, 600_000);
+
   it('keeps answering requests well-formed after the barrage, with the ids it was given', async () => {
     const url = `${gw.base}/mcp`;
     const headers = {
@@ -311,6 +402,9 @@ describe('hostile input: switchboard serve', () => {
     const endpoints = [
       '/mcp',
       '/servers/echo/mcp',
+      '/sse',
+      '/messages',
+      '/servers/echo/sse',
       '/approvals',
       '/approvals/abc',
       '/meup',
@@ -328,7 +422,10 @@ describe('hostile input: switchboard serve', () => {
             ? { origin: `http://${host}:${port}` }
             : { host: `${host}:${port}` };
           const response = await request(`${gw.base}${endpoint}`, {
-            method: endpoint.startsWith('/mcp') || endpoint.startsWith('/servers') ? 'POST' : 'GET',
+            method:
+              endpoint.startsWith('/mcp') || endpoint.endsWith('/mcp') || endpoint === '/messages'
+                ? 'POST'
+                : 'GET',
             headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...headers },
             ...(endpoint.startsWith('/mcp') || endpoint.startsWith('/servers')
               ? { body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' }

@@ -64,7 +64,7 @@ describe('DEFAULTS', () => {
 });
 
 describe('defaultConfig', () => {
-  it('fronts server-everything with this Node binary, shared', () => {
+  it('fronts server-everything with this Node binary, pooled', () => {
     const config = defaultConfig({ dataDir, resolvePackage: withoutMemory });
     expect(config.upstreams).toHaveLength(1);
     const everything = config.upstreams[0] as StdioUpstreamConfig;
@@ -72,7 +72,8 @@ describe('defaultConfig', () => {
       name: 'everything',
       transport: 'stdio',
       command: process.execPath,
-      sharing: 'shared',
+      sharing: 'pooled',
+      pool: DEFAULTS.upstream.pool,
     });
     expect(everything.args).toHaveLength(2);
     expect(everything.args[0]).toMatch(/server-everything[/\\]dist[/\\]index\.js$/);
@@ -110,7 +111,7 @@ describe('defaultConfig', () => {
     const result = validateConfig(
       {
         upstreams: {
-          everything: { command: everything!.command, args: everything!.args },
+          everything: { command: everything!.command, args: everything!.args, sharing: 'pooled' },
           memory: { command: memory!.command, args: memory!.args, env: memory!.env },
         },
       },

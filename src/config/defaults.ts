@@ -14,6 +14,7 @@ import { SPACE_DEFAULTS } from './sections/space.js';
 import type {
   GatewayConfig,
   LoggingConfig,
+  PoolConfig,
   RestartConfig,
   ResumabilityConfig,
   ServerConfig,
@@ -46,6 +47,8 @@ export const DEFAULTS: {
     readonly restart: RestartConfig;
     /** stdio upstreams only. */
     readonly maxStdinBufferBytes: number;
+    /** `sharing: pooled` (stdio) only. */
+    readonly pool: PoolConfig;
   };
   readonly trace: TraceConfig;
   readonly logging: LoggingConfig;
@@ -86,6 +89,7 @@ export const DEFAULTS: {
       maxRestarts: Number.POSITIVE_INFINITY,
     },
     maxStdinBufferBytes: 4 * MiB,
+    pool: { max: 8, idleTimeoutMs: MINUTE, queueTimeoutMs: 30 * SECOND, maxQueued: 256 },
   },
   trace: { enabled: true, maxPayloadBytes: MiB, payloads: 'redacted' },
   logging: { level: 'info' },
@@ -113,7 +117,9 @@ export type ResolvePackage = (specifier: string) => string;
  * The built-in configuration: every default, and two stdio upstreams run with this Node binary
  * (`process.execPath`, so no `npx` and no network):
  * - `everything`: `@modelcontextprotocol/server-everything` (a dependency) with the argument
- *   `stdio`, shared;
+ *   `stdio`, pooled: its tools ask the client for sampling and elicitation, which a child shared by
+ *   several clients cannot say the session of; it keeps nothing across clients that matters, so
+ *   a pool of children, each serving one session's calls at a time, is safe;
  * - `memory`: `@modelcontextprotocol/server-memory`, shared, keeping its knowledge graph in
  *   `<dataDir>/memory.jsonl` (`MEMORY_FILE_PATH`). Left out when the package is not installed.
  *
@@ -137,13 +143,15 @@ export function defaultConfig(options: {
     );
   }
   const memory = packageBin(DEMO_PACKAGES.memory, resolvePackage);
-  const common = { sharing: 'shared', maxMessageBytes: DEFAULTS.upstream.maxMessageBytes } as const;
+  const common = { maxMessageBytes: DEFAULTS.upstream.maxMessageBytes } as const;
   const upstreams: StdioUpstreamConfig[] = [
     {
       name: 'everything',
       transport: 'stdio',
       command: process.execPath,
       args: [everything, 'stdio'],
+      sharing: 'pooled',
+      pool: DEFAULTS.upstream.pool,
       env: {},
       passEnv: [],
       maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
@@ -157,6 +165,8 @@ export function defaultConfig(options: {
       transport: 'stdio',
       command: process.execPath,
       args: [memory],
+      // One knowledge graph for every client: children of a pool would each hold their own copy.
+      sharing: 'shared',
       env: { MEMORY_FILE_PATH: join(resolve(options.dataDir), 'memory.jsonl') },
       passEnv: [],
       maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,

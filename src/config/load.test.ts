@@ -248,7 +248,7 @@ describe('examples/switchboard.yaml', () => {
     expect(loaded.warnings).toEqual([]);
     const { config } = loaded;
     expect(config.upstreams.map((u) => `${u.name}:${u.transport}:${u.sharing}`)).toEqual([
-      'everything:stdio:shared',
+      'everything:stdio:pooled',
       'remote:http:per-session',
     ]);
     const everything = config.upstreams[0] as StdioUpstreamConfig;

@@ -7,7 +7,25 @@
 import type { TracePayloadMode } from '../trace/payload-mode.js';
 import type { SpaceConfig } from './sections/space.js';
 
-export type SharingMode = 'shared' | 'per-session';
+/**
+ * How client sessions share an upstream: `shared` (one connection for all), `per-session` (one per
+ * client session, initialized with that client's own `initialize`), `pooled` (stdio only: a bounded
+ * pool of children, each serving one session's calls at a time, so every request the server sends
+ * can be attributed; docs/architecture.md, "Pooled upstreams").
+ */
+export type SharingMode = 'shared' | 'per-session' | 'pooled';
+
+/** The bounds of a `sharing: pooled` upstream (`upstreams.<name>.pool`). */
+export interface PoolConfig {
+  /** Children at most (1 to 64). */
+  readonly max: number;
+  /** A free child other than the first is stopped after this long without a lease. */
+  readonly idleTimeoutMs: number;
+  /** How long a call waits for a free child when all `max` are leased, before -32007. */
+  readonly queueTimeoutMs: number;
+  /** Calls that may wait for a child at once; one more is refused at once (-32007). */
+  readonly maxQueued: number;
+}
 export type SessionsMode = 'lenient' | 'strict';
 export type ResponseMode = 'auto' | 'json' | 'sse';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -43,6 +61,8 @@ export interface StdioUpstreamConfig extends UpstreamCommon {
    */
   readonly maxStdinBufferBytes: number;
   readonly restart: RestartConfig;
+  /** The pool's bounds; set when `sharing` is `pooled` (defaults: `DEFAULTS.upstream.pool`). */
+  readonly pool?: PoolConfig;
 }
 
 export interface HttpUpstreamConfig extends UpstreamCommon {

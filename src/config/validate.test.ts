@@ -1,5 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these tests are about the ${env:NAME} syntax itself.
 import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from './defaults.js';
 import { SPACE_DEFAULTS } from './sections/space.js';
 import type { GatewayConfig, HttpUpstreamConfig, StdioUpstreamConfig } from './types.js';
 import {
@@ -406,7 +407,7 @@ describe('upstreams', () => {
         { sharing: 'per_session' },
         'sharing',
         '"per_session"',
-        'shared or per-session (did you mean "per-session"?)',
+        'shared, per-session or pooled (did you mean "per-session"?)',
       ],
       [{ maxMessageBytes: 0 }, 'maxMessageBytes', '0', 'a size larger than 0, e.g. 64KiB or 4MiB'],
       [
@@ -435,6 +436,50 @@ describe('upstreams', () => {
       expect(stdio(valid(withUpstream({ cwd: '../up' })).config).cwd).toBe('/etc/up');
       expect(stdio(valid(withUpstream({ cwd: '/srv/x' })).config).cwd).toBe('/srv/x');
       expect(stdio(valid(withUpstream({})).config).cwd).toBeUndefined();
+    });
+  });
+
+  describe('sharing: pooled', () => {
+    it('applies the pool defaults, and reads the bounds given', () => {
+      expect(stdio(valid(withUpstream({ sharing: 'pooled' })).config).pool).toEqual(DEFAULTS.upstream.pool);
+      expect(
+        stdio(
+          valid(
+            withUpstream({
+              sharing: 'pooled',
+              pool: { max: 3, idleTimeout: '10s', queueTimeout: '2s', maxQueued: 0 },
+            }),
+          ).config,
+        ).pool,
+      ).toEqual({ max: 3, idleTimeoutMs: 10_000, queueTimeoutMs: 2000, maxQueued: 0 });
+    });
+
+    it.each([
+      [{ max: 0 }, 'max', '0', 'an integer from 1 to 64'],
+      [{ max: 65 }, 'max', '65', 'an integer from 1 to 64'],
+      [{ idleTimeout: 0 }, 'idleTimeout', '0', 'a duration longer than 0'],
+      [{ queueTimeout: 'soon' }, 'queueTimeout', '"soon"', 'a duration'],
+      [{ maxQueued: -1 }, 'maxQueued', '-1', 'a non-negative integer'],
+      [{ size: 3 }, 'size', '', 'max'],
+    ])('rejects pool %j', (pool, key, found, expected) => {
+      const i = issue(withUpstream({ sharing: 'pooled', pool }));
+      expect(i.path).toBe(`upstreams.everything.pool.${key}`);
+      if (found) expect(i.found).toBe(found);
+      expect(i.expected).toContain(expected);
+    });
+
+    it('warns that a pool is ignored unless the upstream is pooled', () => {
+      const { config, warnings } = valid(withUpstream({ sharing: 'shared', pool: { max: 2 } }));
+      expect(stdio(config).pool).toBeUndefined();
+      expect(warnings).toEqual([
+        'upstreams.everything.pool: ignored: it applies to sharing: pooled, and this upstream is shared',
+      ]);
+    });
+
+    it('is for stdio upstreams only', () => {
+      const i = issue({ upstreams: { remote: { url: 'https://x.example/mcp', sharing: 'pooled' } } });
+      expect(i.path).toBe('upstreams.remote.sharing');
+      expect(i.expected).toContain('pooled is for stdio upstreams');
     });
   });
 

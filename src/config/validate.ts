@@ -27,6 +27,7 @@ import type {
   GatewayConfig,
   HttpUpstreamConfig,
   LoggingConfig,
+  PoolConfig,
   RestartConfig,
   ResumabilityConfig,
   ServerConfig,
@@ -90,7 +91,8 @@ export const CONFIG_KEYS = {
   resumability: ['maxEventsPerSession', 'maxEventAge', 'retry'],
   timeouts: ['request', 'resetOnProgress', 'maxTotal'],
   upstreamCommon: ['transport', 'sharing', 'maxMessageBytes', 'restart'],
-  stdio: ['command', 'args', 'cwd', 'env', 'passEnv', 'maxStdinBufferBytes'],
+  stdio: ['command', 'args', 'cwd', 'env', 'passEnv', 'maxStdinBufferBytes', 'pool'],
+  pool: ['max', 'idleTimeout', 'queueTimeout', 'maxQueued'],
   http: ['url', 'headers', 'era'],
   restart: ['enabled', 'initialDelay', 'maxDelay', 'maxRestarts'],
   trace: ['enabled', 'maxPayloadBytes', 'payloads'],
@@ -301,7 +303,7 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
   const d = DEFAULTS.upstream;
   const common = {
     name,
-    sharing: c.choice(f, p, 'sharing', ['shared', 'per-session'], d.sharing),
+    sharing: c.choice(f, p, 'sharing', ['shared', 'per-session', 'pooled'] as const, d.sharing),
     maxMessageBytes: c.size(f, p, 'maxMessageBytes', d.maxMessageBytes, false),
     restart: readRestart(c, f.get('restart'), [...p, 'restart']),
   };
@@ -322,8 +324,23 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
       ),
       passEnv: c.list(f, p, 'passEnv', [], (v, at) => c.envName(v, at)),
       maxStdinBufferBytes: c.size(f, p, 'maxStdinBufferBytes', d.maxStdinBufferBytes, false),
+      ...(common.sharing === 'pooled' ? { pool: readPool(c, f.get('pool'), [...p, 'pool']) } : {}),
     };
+    if (common.sharing !== 'pooled' && f.has('pool'))
+      c.warn(
+        [...p, 'pool'],
+        `ignored: it applies to sharing: pooled, and this upstream is ${common.sharing}`,
+      );
     return stdio;
+  }
+  if (transport === 'http' && common.sharing === 'pooled') {
+    // An HTTP upstream says which call each of its requests belongs to (the request's stream), so
+    // a shared connection already attributes them: a pool would only multiply sessions upstream.
+    c.issue(
+      [...p, 'sharing'],
+      'pooled',
+      'shared or per-session: pooled is for stdio upstreams (an HTTP upstream tells which call its requests belong to, so shared already attributes them)',
+    );
   }
   if (transport === 'http') {
     const http: HttpUpstreamConfig = {
@@ -336,6 +353,23 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
     return http;
   }
   return undefined;
+}
+
+/** `upstreams.<name>.pool`: the bounds of a pooled upstream. */
+function readPool(c: Checker, raw: unknown, p: ConfigPath): PoolConfig {
+  const f = c.section(raw, p, CONFIG_KEYS.pool);
+  const d = DEFAULTS.upstream.pool;
+  return {
+    max: c.integer(f, p, 'max', {
+      min: 1,
+      max: 64,
+      fallback: d.max,
+      expected: 'an integer from 1 to 64 (the most children the pool runs at once)',
+    }),
+    idleTimeoutMs: c.duration(f, p, 'idleTimeout', d.idleTimeoutMs, false),
+    queueTimeoutMs: c.duration(f, p, 'queueTimeout', d.queueTimeoutMs, false),
+    maxQueued: c.integer(f, p, 'maxQueued', { min: 0, fallback: d.maxQueued }),
+  };
 }
 
 function readRestart(c: Checker, raw: unknown, p: ConfigPath): RestartConfig {

@@ -3,14 +3,17 @@
  * table and the core never sees a socket: adapters hand the router parsed messages and the router
  * hands adapters serialized messages with a delivery hint.
  */
-import type { TransportContext } from '../envelope/message-context.js';
+import type { TransportContext, TransportKind } from '../envelope/message-context.js';
 import type {
+  JsonObject,
   JsonRpcErrorObject,
   JsonRpcMessage,
   JsonRpcRequest,
   RequestId,
 } from '../protocol/jsonrpc/types.js';
 import type { Wire } from '../protocol/mcp/reserved-meta.js';
+import type { ProtocolVersion } from '../protocol/mcp/revisions.js';
+import type { LinkId, SessionKey } from './correlation-table.js';
 
 /**
  * Where a message for a client belongs. HTTP transports map this onto streams (the POST stream of
@@ -85,4 +88,97 @@ export interface UpstreamTransport {
   onmessage?: (text: string, meta: InboundMeta) => void;
   onclose?: (close: UpstreamClose) => void;
   onerror?: (error: Error) => void;
+}
+
+// ------------------------------------------------------------------ the core's side
+
+/** Where a client session is in its life (the legacy handshake, then use, then the end). */
+export type SessionState = 'uninitialized' | 'initializing' | 'active' | 'closing' | 'closed';
+
+/** What the rest of the system may know about a client session. */
+export interface SessionView {
+  /** Internal key: a valid MEUP context segment and the root of the session's trace contexts. */
+  readonly key: SessionKey;
+  readonly mcpSessionId?: string;
+  readonly principal?: string;
+  /** The principal's roles, as authentication established them. */
+  readonly roles?: readonly string[];
+  readonly transport: TransportKind;
+  readonly protocolVersion: ProtocolVersion;
+  readonly state: SessionState;
+  /** The client's `initialize` params, once seen (clientInfo, capabilities, protocolVersion). */
+  readonly initializeParams?: JsonObject;
+}
+
+/** What a downstream says when it opens a client session. */
+export interface OpenSession {
+  /** The internal session key (`newSessionKey()`): unique, and the root of its trace contexts. */
+  readonly key: SessionKey;
+  /** Where the core sends the session's messages. */
+  readonly port: DownstreamPort;
+  readonly transport: TransportKind;
+  readonly transportContext: TransportContext;
+  /** The `Mcp-Session-Id` the client knows the session by, when the transport issues one. */
+  readonly mcpSessionId?: string;
+  /** Who is calling (authentication's principal; `local` without it) and their roles. */
+  readonly principal?: string;
+  readonly roles?: readonly string[];
+  /** The revision already agreed (a 2026-07-28 request, a header), before any `initialize`. */
+  readonly protocolVersion?: ProtocolVersion;
+}
+
+/**
+ * What a downstream transport needs of the core: open a client session, hand in what the client
+ * sends, read the session back, and end it. The transports depend on this, never on the router
+ * class, so that a transport can be tested against any host and the router can change shape.
+ */
+export interface SessionHost {
+  /** Registers a client session whose messages go out through `params.port`. */
+  openSession(params: OpenSession): SessionView;
+  /** The session as the core knows it now (a copy), or undefined once it is closed or unknown. */
+  session(key: SessionKey): SessionView | undefined;
+  /**
+   * Hands in one parsed message the client sent on session `key`. Never throws: a message the
+   * core cannot take is answered (a request) or counted (anything else). `raw` is its exact text,
+   * when the transport has it, so the trace records what came on the wire.
+   */
+  handleClientMessage(
+    key: SessionKey,
+    message: JsonRpcMessage,
+    transport: TransportContext,
+    raw?: string,
+  ): void;
+  /**
+   * Ends session `key`: its calls in flight are cancelled upstream and nothing more is sent to its
+   * port. Idempotent.
+   */
+  closeSession(key: SessionKey, reason: string): void;
+}
+
+/** What an upstream supervisor says when it attaches a connection as a link. */
+export interface AddLink {
+  /** The link's id (stable across restarts of the same upstream connection slot). */
+  readonly id: LinkId;
+  /** The upstream's name, as the configuration names it. */
+  readonly name: string;
+  readonly transport: UpstreamTransport;
+  readonly transportContext: TransportContext;
+  /** `starting` queues client traffic until `setLinkReady`; default `ready`. */
+  readonly state?: 'ready' | 'starting';
+}
+
+/**
+ * What an upstream supervisor needs of the core: attach a connection, say when it is ready (after
+ * its `initialize`), and say when it closed, so the core fails or keeps what was in flight.
+ */
+export interface LinkHost {
+  /** Attaches `params.transport` as link `params.id`, replacing a dead one with that id. */
+  addLink(params: AddLink): void;
+  /** The link finished its handshake: traffic queued while it started is sent, in order. */
+  setLinkReady(id: LinkId): void;
+  /**
+   * The link's connection closed. Its requests in flight fail with `SB_UPSTREAM_EXITED`; with
+   * `restarting`, the link waits in `starting` for the next `addLink` instead of going down.
+   */
+  linkClosed(id: LinkId, close: UpstreamClose, options?: { readonly restarting?: boolean }): void;
 }

@@ -53,29 +53,26 @@ import {
   type SessionKey,
 } from './correlation-table.js';
 import { type InboundItem, readInbound } from './inbound.js';
-import type { Delivery, DownstreamPort, InboundMeta, UpstreamClose, UpstreamTransport } from './ports.js';
+import type {
+  AddLink,
+  Delivery,
+  DownstreamPort,
+  InboundMeta,
+  LinkHost,
+  OpenSession,
+  SessionHost,
+  SessionState,
+  SessionView,
+  UpstreamClose,
+  UpstreamTransport,
+} from './ports.js';
 import { LazyHopEvent, TapBus } from './taps.js';
 import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant, wallNow } from './trace-mapping.js';
 
 /** The table session of requests the gateway itself sends upstream (never a client session). */
 export const INTERNAL_SESSION: SessionKey = '#internal';
 
-export type SessionState = 'uninitialized' | 'initializing' | 'active' | 'closing' | 'closed';
-
-/** What the rest of the system may know about a client session. */
-export interface SessionView {
-  /** Internal key: a valid MEUP context segment and the root of the session's trace contexts. */
-  readonly key: SessionKey;
-  readonly mcpSessionId?: string;
-  readonly principal?: string;
-  /** The principal's roles, as authentication established them. */
-  readonly roles?: readonly string[];
-  readonly transport: TransportKind;
-  readonly protocolVersion: ProtocolVersion;
-  readonly state: SessionState;
-  /** The client's `initialize` params, once seen (clientInfo, capabilities, protocolVersion). */
-  readonly initializeParams?: JsonObject;
-}
+export type { SessionState, SessionView } from './ports.js';
 
 export interface LocalAnswer {
   readonly result?: unknown;
@@ -424,7 +421,7 @@ function asRpcError(error: unknown, code: SbErrorCode, message: string): JsonRpc
   return gatewayError(code, message);
 }
 
-export class Router {
+export class Router implements SessionHost, LinkHost {
   readonly #resolver: RequestResolver;
   readonly #logger: Logger;
   readonly #metrics: Metrics;
@@ -488,13 +485,7 @@ export class Router {
    * Attaches an upstream connection as `id` (replacing a dead one with the same id after a restart).
    * A link added in state `starting` queues client traffic until `setLinkReady`.
    */
-  addLink(params: {
-    readonly id: LinkId;
-    readonly name: string;
-    readonly transport: UpstreamTransport;
-    readonly transportContext: TransportContext;
-    readonly state?: 'ready' | 'starting';
-  }): void {
+  addLink(params: AddLink): void {
     // A link re-added after a restart keeps what clients sent during the backoff: those messages
     // were queued after the old connection's in-flight work was failed, and belong to the new one.
     const previous = this.#links.get(params.id);
@@ -614,16 +605,7 @@ export class Router {
 
   // ---------------------------------------------------------------- sessions
 
-  openSession(params: {
-    readonly key: SessionKey;
-    readonly port: DownstreamPort;
-    readonly transport: TransportKind;
-    readonly transportContext: TransportContext;
-    readonly mcpSessionId?: string;
-    readonly principal?: string;
-    readonly roles?: readonly string[];
-    readonly protocolVersion?: ProtocolVersion;
-  }): SessionView {
+  openSession(params: OpenSession): SessionView {
     const record: SessionRecord = {
       key: params.key,
       transport: params.transport,
@@ -1874,7 +1856,7 @@ export class Router {
         {
           error: gatewayError(
             SbErrorCode.Unroutable,
-            'the gateway cannot tell which client session this request is for (several share this upstream); use sharing: per-session for this upstream',
+            'the gateway cannot tell which client session this request is for (several share this upstream); use sharing: pooled (or per-session) for this upstream',
           ),
         },
         context,

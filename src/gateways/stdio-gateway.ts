@@ -10,6 +10,12 @@
  * calls in flight get `drainTimeoutMs` to finish, the rest are answered with `SB_SHUTTING_DOWN`),
  * then closes the child with the MCP sequence and flushes what it recorded.
  *
+ * `switchboard stdio --url <url>` is the same gateway with an HTTP upstream in place of the child
+ * (`http`): a remote MCP server reached over Streamable HTTP (or whatever its era calls for, as for a
+ * configured upstream), for a client that only speaks stdio; the client's `initialize` goes through
+ * to it, and with `restart` a session the server ends is opened again and re-initialized. The
+ * gateway exits 0 when the client closes stdin, 1 when the server is gone for good.
+ *
  * Flow control, end to end as with plain pipes: while the client does not read stdout, neither the
  * client's stdin nor the child's stdout is read; while the child does not read its stdin, the
  * client's stdin is not read (each past `maxBufferedBytes` unsent; see `StdioDownstream`).
@@ -31,6 +37,7 @@ import { PolicyEngine } from '../policy/policy-engine.js';
 import type { TraceSessionInfo } from '../trace/types.js';
 import type { BackoffOptions } from '../transports/backoff.js';
 import { FlowGate } from '../transports/flow-gate.js';
+import { SupervisedHttpUpstream } from '../transports/http/upstream/supervised-http-upstream.js';
 import { childEnvironment } from '../transports/stdio/child-env.js';
 import { StdioDownstream } from '../transports/stdio/stdio-downstream.js';
 import { SupervisedUpstream } from '../transports/stdio/supervised-upstream.js';
@@ -42,9 +49,21 @@ import { ToolCatalog } from './governance/tool-catalog.js';
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
+/** The remote server of `stdio --url`: where it is and the headers sent with every request. */
+export interface StdioGatewayHttpUpstream {
+  readonly url: string;
+  /** Sent on every request to the server (credentials), already resolved from the environment. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The server's protocol era, as for a configured HTTP upstream (default `auto`). */
+  readonly era?: 'auto' | 'modern' | 'legacy';
+}
+
 export interface StdioGatewayOptions {
+  /** The child to run; ignored when `http` is given. */
   readonly command: string;
   readonly args: readonly string[];
+  /** A remote server in place of the child (`stdio --url`). */
+  readonly http?: StdioGatewayHttpUpstream;
   readonly cwd?: string;
   /** Variables set in the child's environment. */
   readonly env?: Readonly<Record<string, string>>;
@@ -91,7 +110,7 @@ export class StdioGateway {
   readonly #o: StdioGatewayOptions;
   readonly #sessionKey = newSessionKey();
   readonly #router: Router;
-  readonly #upstream: SupervisedUpstream;
+  readonly #upstream: SupervisedUpstream | SupervisedHttpUpstream;
   readonly #downstream: StdioDownstream;
   readonly #startedAt = Date.now();
   /** Where the client's messages come from: one object for all of them (the router only reads it). */
@@ -166,7 +185,36 @@ export class StdioGateway {
         ),
       onend: () => void this.shutdown('the client closed stdin'),
     });
-    this.#upstream = new SupervisedUpstream({
+    this.#upstream = options.http
+      ? new SupervisedHttpUpstream({
+          router: this.#router,
+          link: LINK,
+          http: {
+            name: options.name,
+            url: options.http.url,
+            headers: options.http.headers,
+            maxMessageBytes,
+            ...(options.maxJsonDepth === undefined ? {} : { maxJsonDepth: options.maxJsonDepth }),
+            era: options.http.era ?? 'auto',
+          },
+          logger: options.logger,
+          metrics: options.metrics,
+          restart: options.restart,
+          ...(options.maxRestarts === undefined ? {} : { maxRestarts: options.maxRestarts }),
+          ...(options.backoff ? { backoff: options.backoff } : {}),
+          initialize: (restart) => this.#reinitialize(restart),
+          onstop: (close) => this.#upstreamStopped(close),
+        })
+      : this.#stdioUpstream(options, maxMessageBytes, clientInput, upstreamOutput);
+  }
+
+  #stdioUpstream(
+    options: StdioGatewayOptions,
+    maxMessageBytes: number,
+    clientInput: FlowGate,
+    upstreamOutput: FlowGate,
+  ): SupervisedUpstream {
+    return new SupervisedUpstream({
       router: this.#router,
       link: LINK,
       child: {
@@ -200,7 +248,7 @@ export class StdioGateway {
   }
 
   get upstreamPid(): number | undefined {
-    return this.#upstream.pid;
+    return this.#upstream instanceof SupervisedUpstream ? this.#upstream.pid : undefined;
   }
 
   /** Starts the child, then reads the client. Rejects when the child cannot be started. */
@@ -244,7 +292,16 @@ export class StdioGateway {
   #upstreamStopped(close: UpstreamClose): void {
     this.#upstreamGone = true;
     if (this.#exitCode === undefined) {
-      this.#exitCode = typeof close.code === 'number' ? close.code : close.signal ? 1 : 0;
+      // A child's own status; a remote server has none: gone by itself is a failure, closed by
+      // the gateway's own shutdown is not.
+      this.#exitCode =
+        typeof close.code === 'number'
+          ? close.code
+          : close.signal
+            ? 1
+            : this.#o.http && this.#shuttingDown === undefined
+              ? 1
+              : 0;
     }
     void this.shutdown(`upstream ${close.reason}`);
   }

@@ -11,7 +11,7 @@
  * never waits.
  */
 import { runInRequestScope } from '../audit/request-scope.js';
-import type { Router } from '../core/router.js';
+import type { SessionHost } from '../core/ports.js';
 import { newSessionKey } from '../core/session-key.js';
 import type { WebSocketTransportContext } from '../envelope/message-context.js';
 import type { Logger } from '../observe/logger.js';
@@ -66,7 +66,7 @@ class ParticipantSession {
 const TRANSPORT: WebSocketTransportContext = { kind: 'websocket' };
 
 export class McpBridge {
-  readonly #router: Router;
+  readonly #router: SessionHost;
   readonly #hooks: McpSessionHooks;
   readonly #logger: Logger;
   readonly #metrics: Metrics;
@@ -74,7 +74,7 @@ export class McpBridge {
   readonly #byKey = new Map<string, ParticipantSession>();
 
   constructor(options: {
-    readonly router: Router;
+    readonly router: SessionHost;
     readonly hooks: McpSessionHooks;
     readonly logger: Logger;
     readonly metrics: Metrics;

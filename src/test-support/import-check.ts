@@ -78,6 +78,9 @@ export function judgeImport(fromFile: string, imported: SourceImport): string | 
   if (allowed.files !== undefined && !allowed.files.includes(file)) {
     return `${where}: ${describe(from)} may import only ${allowed.files.join(', ')} of ${describe(to)}`;
   }
+  if (allowed.except?.includes(file) === true) {
+    return `${where}: ${describe(from)} may not import ${file} of ${describe(to)}`;
+  }
   if (allowed.typesOnly === true && !imported.typeOnly) {
     return `${where}: ${describe(from)} may import only types from ${describe(to)} (use \`import type\`)`;
   }

@@ -9,8 +9,7 @@
  * `http/upstream/supervised-http-upstream.ts` (a new upstream session per start).
  */
 import type { LinkId } from '../core/correlation-table.js';
-import type { UpstreamClose, UpstreamTransport } from '../core/ports.js';
-import type { Router } from '../core/router.js';
+import type { LinkHost, UpstreamClose, UpstreamTransport } from '../core/ports.js';
 import type { TransportContext } from '../envelope/message-context.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
@@ -18,7 +17,7 @@ import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
 
 /** What to supervise and how: the transport factory, the router link, the restart policy, the hooks. */
 export interface LinkSupervisorOptions<T extends UpstreamTransport> {
-  readonly router: Router;
+  readonly router: LinkHost;
   readonly link: LinkId;
   /** The upstream's name in the router, logs and metrics. */
   readonly name: string;

@@ -60,7 +60,10 @@ export async function startServe(
 
 /** A configuration with one stdio upstream named `name` running `node <script> <args...>`. */
 export function stdioUpstreamConfig(
-  upstreams: Record<string, { script: string; args?: readonly string[]; sharing?: 'shared' | 'per-session' }>,
+  upstreams: Record<
+    string,
+    { script: string; args?: readonly string[]; sharing?: 'shared' | 'per-session' | 'pooled' }
+  >,
   extra = '',
 ): string {
   const lines = ['upstreams:'];

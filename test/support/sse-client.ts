@@ -250,8 +250,11 @@ export async function openSse(
       notify();
     }
   })();
+  // A 2024-11-05 stream's `endpoint` event carries a URL, not a message.
   const parse = (event: SseEvent): Record<string, unknown> | undefined =>
-    event.data.length > 0 ? (JSON.parse(event.data) as Record<string, unknown>) : undefined;
+    event.data.length > 0 && event.type !== 'endpoint'
+      ? (JSON.parse(event.data) as Record<string, unknown>)
+      : undefined;
   const stream = {
     status: response.statusCode,
     headers: response.headers,
@@ -289,7 +292,7 @@ export async function openSse(
     },
     messages(): Record<string, unknown>[] {
       return events
-        .filter((e) => e.data.length > 0)
+        .filter((e) => e.data.length > 0 && e.type !== 'endpoint')
         .map((e) => JSON.parse(e.data) as Record<string, unknown>);
     },
     abort(): void {

@@ -198,7 +198,7 @@ describe('switchboard config check', () => {
     expect(r).toEqual({
       code: 0,
       err: '',
-      out: 'ok: 2 upstreams (everything: stdio shared, remote: http per-session), listening on 127.0.0.1:8787\n',
+      out: 'ok: 2 upstreams (everything: stdio pooled, remote: http per-session), listening on 127.0.0.1:8787\n',
     });
     expect(json.code).toBe(0);
     const parsed = JSON.parse(json.out) as { warnings: unknown[]; config: Record<string, unknown> };
@@ -322,6 +322,8 @@ upstreams:
     cwd: ./work
     env: { API_KEY: ${SECRETS.env}, MODE: "\${env:SB_CONFIG_TEST_SECRET}" }
     passEnv: [HTTPS_PROXY]
+    sharing: pooled
+    pool: { max: 3, idleTimeout: 2m, queueTimeout: 5s, maxQueued: 7 }
     restart: { enabled: false, initialDelay: 500ms, maxDelay: 1m, maxRestarts: 5 }
   remote:
     url: https://mcp.example.com/mcp

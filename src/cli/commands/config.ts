@@ -225,6 +225,16 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
               env: escapeRecord(u.env),
               passEnv: [...u.passEnv],
               maxStdinBufferBytes: size(u.maxStdinBufferBytes),
+              ...(u.pool === undefined
+                ? {}
+                : {
+                    pool: {
+                      max: u.pool.max,
+                      idleTimeout: dur(u.pool.idleTimeoutMs),
+                      queueTimeout: dur(u.pool.queueTimeoutMs),
+                      maxQueued: u.pool.maxQueued,
+                    },
+                  }),
             }
           : { url: e(u.url), headers: escapeRecord(u.headers), era: u.era };
       const restart = {

@@ -1,14 +1,16 @@
 /**
  * `switchboard serve`: the Streamable HTTP gateway. With no `--config`, a built-in configuration
  * fronts the demo upstreams the project depends on, so it serves a working gateway anywhere.
+ * `switchboard serve -- <command> [args...]` is the one-line bridge: that one stdio server, every
+ * other setting at its default, no YAML (the job of mcp-proxy and supergateway).
  */
 import type { Command } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
 import { createAuthenticator } from '../../auth/authenticator.js';
 import { ensureDataDir } from '../../config/data-dir.js';
-import { defaultConfig } from '../../config/defaults.js';
+import { DEFAULTS, defaultConfig } from '../../config/defaults.js';
 import { formatConfigIssues, loadConfigFile } from '../../config/load.js';
-import type { GatewayConfig } from '../../config/types.js';
+import type { GatewayConfig, StdioUpstreamConfig } from '../../config/types.js';
 import type { ConfigIssue } from '../../config/validate.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { ServeGateway } from '../../gateways/serve/serve-gateway.js';
@@ -16,25 +18,81 @@ import { createLogger, type LogLevel } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import { dataDirOf } from '../global-options.js';
 import { openServeLedger } from '../ledger-setup.js';
-import { parseLogLevel, parseNonNegativeInt } from '../options.js';
+import { collect, collectKeyValue, parseLogLevel, parseNonNegativeInt } from '../options.js';
 import { checkPortFree } from '../port-check.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
 import { readPackageVersion } from '../version.js';
+import { defaultUpstreamName } from './stdio.js';
 
 interface ServeOptions {
   config?: string;
+  /** The bridge's upstream name (default: from the command). */
+  name?: string;
+  env?: Record<string, string>;
+  passEnv?: string[];
+  cwd?: string;
   host?: string;
   port?: number;
   trace: boolean;
   logLevel?: LogLevel;
 }
 
-/** Loads the configuration a `serve` invocation asks for, with its command-line overrides. */
-export async function resolveServeConfig(options: ServeOptions, dataDir: string): Promise<GatewayConfig> {
-  const base = options.config
-    ? (await loadConfigFile(options.config, { env: process.env })).config
-    : defaultConfig({ dataDir });
+/** The one stdio server `serve -- <command> [args...]` fronts. */
+export interface BridgedCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/**
+ * The configuration of the bridge: the built-in one with its demo upstreams replaced by the one
+ * stdio server, named `--name` or after the command, its environment built like any stdio
+ * upstream's (the minimal set, then `--pass-env`, then `--env`).
+ */
+export function bridgeConfig(bridged: BridgedCommand, options: ServeOptions, dataDir: string): GatewayConfig {
+  const base = defaultConfig({ dataDir });
+  const upstream: StdioUpstreamConfig = {
+    name: options.name ?? defaultUpstreamName(bridged.command, bridged.args),
+    transport: 'stdio',
+    command: bridged.command,
+    args: bridged.args,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    env: options.env ?? {},
+    passEnv: options.passEnv ?? [],
+    maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
+    restart: DEFAULTS.upstream.restart,
+    sharing: DEFAULTS.upstream.sharing,
+    maxMessageBytes: DEFAULTS.upstream.maxMessageBytes,
+  };
+  return { ...base, upstreams: [upstream] };
+}
+
+/**
+ * Loads the configuration a `serve` invocation asks for, with its command-line overrides. A
+ * command and `--config` together are refused (`SB_CONFIG_INVALID`): which of the two would
+ * define the upstreams is not something to guess; add the server to the file instead.
+ */
+export async function resolveServeConfig(
+  options: ServeOptions,
+  dataDir: string,
+  bridged?: BridgedCommand,
+): Promise<GatewayConfig> {
+  if (bridged && options.config)
+    throw new SwitchboardError(
+      SbErrorCode.ConfigInvalid,
+      `a command to serve (${bridged.command}) and --config ${options.config} were both given: ` +
+        'either serve one command with the defaults, or add it to the file as a stdio upstream',
+    );
+  if (!bridged && (options.name || options.env || options.passEnv || options.cwd))
+    throw new SwitchboardError(
+      SbErrorCode.ConfigInvalid,
+      '--name, --env, --pass-env and --cwd describe the server of `serve -- <command>`; none was given',
+    );
+  const base = bridged
+    ? bridgeConfig(bridged, options, dataDir)
+    : options.config
+      ? (await loadConfigFile(options.config, { env: process.env })).config
+      : defaultConfig({ dataDir });
   return {
     ...base,
     server: {
@@ -54,9 +112,25 @@ export function registerServeCommand(program: Command): void {
     .description(
       'Serves MCP over Streamable HTTP: /mcp fronts every configured upstream (tools and prompts named ' +
         '<server>__<name>), /servers/<name>/mcp fronts one. Binds 127.0.0.1:8787 by default. ' +
-        'Without --config, a built-in configuration fronts the demo servers server-everything and server-memory.',
+        'Without --config, a built-in configuration fronts the demo servers server-everything and server-memory. ' +
+        'With -- <command> [args...], it serves that one stdio server instead, with every other setting at its default. ' +
+        'Clients of the 2024-11-05 HTTP+SSE transport connect to /sse (or /servers/<name>/sse).',
     )
+    .argument('[command]', 'a stdio MCP server to serve alone (after --), instead of --config')
+    .argument('[args...]', 'its arguments')
     .option('--config <file>', 'the YAML configuration file (see examples/switchboard.yaml)')
+    .option('--name <name>', 'with a command: its upstream name (default: from the command)')
+    .option(
+      '--env <KEY=VALUE>',
+      "with a command: set a variable in the server's environment (repeatable)",
+      collectKeyValue,
+    )
+    .option(
+      '--pass-env <NAME>',
+      "with a command: pass one of the gateway's variables to the server (repeatable)",
+      collect,
+    )
+    .option('--cwd <dir>', 'with a command: working directory of the server')
     .option('--host <host>', 'address to bind (overrides server.host)')
     .option(
       '--port <port>',
@@ -78,15 +152,20 @@ export function registerServeCommand(program: Command): void {
       '\nExamples:\n' +
         '  switchboard serve\n' +
         '  switchboard serve --config switchboard.yaml --port 9000\n' +
+        '  switchboard serve --port 9000 -- npx -y @modelcontextprotocol/server-everything stdio\n' +
         '  switchboard config check switchboard.yaml\n',
     )
-    .action(async (options: ServeOptions, cmd: Command) => {
+    .action(async (command: string | undefined, args: string[], options: ServeOptions, cmd: Command) => {
       // Nothing is created until the configuration is valid and the port can be had: a start
       // that fails leaves no data directory behind and starts no upstream.
       const dataDir = dataDirOf(cmd);
       let config: GatewayConfig;
       try {
-        config = await resolveServeConfig(options, dataDir);
+        config = await resolveServeConfig(
+          options,
+          dataDir,
+          command === undefined ? undefined : { command, args },
+        );
       } catch (error) {
         if (error instanceof SwitchboardError && error.code === SbErrorCode.ConfigInvalid) {
           const issues = (error.details?.issues ?? []) as ConfigIssue[];
@@ -175,7 +254,8 @@ export function registerServeCommand(program: Command): void {
           'switchboard is serving',
         );
         console.error(
-          `switchboard: serving MCP on http://${host}:${address.port}/mcp (upstreams: ${config.upstreams.map((u) => u.name).join(', ')})`,
+          `switchboard: serving MCP on http://${host}:${address.port}/mcp (upstreams: ${config.upstreams.map((u) => u.name).join(', ')}); ` +
+            `clients of the 2024-11-05 HTTP+SSE transport: http://${host}:${address.port}/sse`,
         );
       } catch (error) {
         logger.error(

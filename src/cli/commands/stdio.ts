@@ -1,10 +1,13 @@
 /**
  * `switchboard stdio [options] -- <command> [args...]`: the stdio gateway as a drop-in wrapper.
  * Configure a client to run `switchboard stdio -- npx some-server` instead of `npx some-server`.
+ * `switchboard stdio --url <url> [--header 'Name: value']...` is the bridge to a remote server for
+ * a client that only speaks stdio (the job of mcp-remote), recorded the same way.
  */
 import { basename } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
+import { interpolateEnv } from '../../config/env-interpolation.js';
 import { AUDIT_DEFAULTS } from '../../config/sections/audit.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
@@ -31,6 +34,9 @@ import { openTrace } from '../trace-setup.js';
 
 interface StdioOptions {
   name?: string;
+  url?: string;
+  header?: string[];
+  era?: 'auto' | 'modern' | 'legacy';
   restart?: boolean;
   maxRestarts?: number;
   env?: Record<string, string>;
@@ -90,6 +96,51 @@ export function defaultUpstreamName(command: string, args: readonly string[]): s
   return safe.length > 0 ? safe.slice(0, 64) : 'upstream';
 }
 
+/** The default upstream name of a remote server: its host, made participant-safe. */
+export function urlUpstreamName(url: URL): string {
+  const safe = url.hostname.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '');
+  return safe.length > 0 ? safe.slice(0, 64) : 'upstream';
+}
+
+/** `--url`: an http or https URL. */
+function parseUpstreamUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}"`);
+  return url.href;
+}
+
+/**
+ * The `--header 'Name: value'` options as headers, each `\${env:NAME}` in a value replaced from
+ * `env` (the configuration's syntax, `env-interpolation.ts`), so that a secret stays in the
+ * environment and off the command line, where other users of the machine can read it. Throws
+ * with every problem (a malformed header, a variable that is not set) in one message.
+ */
+export function resolveHeaders(given: readonly string[], env: NodeJS.ProcessEnv): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const problems: string[] = [];
+  for (const [i, text] of given.entries()) {
+    const colon = text.indexOf(':');
+    const name = colon > 0 ? text.slice(0, colon).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      problems.push(`--header ${JSON.stringify(text.slice(0, 60))}: expected "Name: value"`);
+      continue;
+    }
+    const value = interpolateEnv(text.slice(colon + 1).trim(), env, `--header ${name}`);
+    if (!value.ok) problems.push(...value.errors.map((e) => e.message));
+    else if (/[\r\n\0]/.test(value.value))
+      problems.push(`--header ${name}: the value (header ${i + 1}) holds a line break or NUL`);
+    else headers[name.toLowerCase()] = value.value;
+  }
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+  return headers;
+}
+
 /** `--max-json-depth`: an integer within the range every walker of the gateway survives. */
 function parseJsonDepth(value: string): number {
   const n = Number(value);
@@ -100,6 +151,19 @@ function parseJsonDepth(value: string): number {
   return n;
 }
 
+/** What is wrong with the choice of upstream: a command, or `--url`, never both nor neither. */
+function bridgeUsageError(command: string | undefined, options: StdioOptions): string | undefined {
+  if (options.url !== undefined && command !== undefined)
+    return `give either --url or a command after --, not both (got --url ${options.url} and ${command})`;
+  if (options.url === undefined && command === undefined)
+    return 'give the server to run after -- (switchboard stdio -- <command> [args...]) or a remote one with --url <url>';
+  if (options.url === undefined && options.header !== undefined)
+    return '--header applies to --url only (a command gets --env or --pass-env)';
+  if (options.url !== undefined && (options.env || options.passEnv || options.cwd))
+    return '--env, --pass-env and --cwd apply to a command only (a remote server gets --header)';
+  return undefined;
+}
+
 export function registerStdioCommand(program: Command): void {
   program
     .command('stdio')
@@ -107,12 +171,32 @@ export function registerStdioCommand(program: Command): void {
     .description(
       "Runs <command> as a stdio MCP server and relays MCP between it and this process's stdin/stdout, " +
         'recording every message in the trace and each tool call in the audit ledger. Logs go to stderr. ' +
-        "Exits with the server's exit status.",
+        "Exits with the server's exit status. With --url instead of a command, relays to a remote MCP server " +
+        '(exit 1 when it is gone for good).',
     )
-    .argument('<command>', 'the MCP server to run (after --)')
+    .argument('[command]', 'the MCP server to run (after --), unless --url is given')
     .argument('[args...]', 'its arguments')
-    .option('--name <name>', 'upstream name in the trace (default: from the command)')
-    .option('--restart', "restart the server when it exits (with backoff) and replay the client's initialize")
+    .option(
+      '--url <url>',
+      'a remote MCP server (Streamable HTTP, or what its era calls for) instead of a command',
+      parseUpstreamUrl,
+    )
+    .option(
+      '--header <"Name: value">',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the configuration's own syntax.
+      'with --url: a header sent with every request; ${env:NAME} in the value is read from the environment (repeatable)',
+      collect,
+    )
+    .addOption(
+      new Option('--era <era>', "with --url: the server's protocol era (auto probes once)")
+        .choices(['auto', 'modern', 'legacy'])
+        .default('auto'),
+    )
+    .option('--name <name>', 'upstream name in the trace (default: from the command, or the host of --url)')
+    .option(
+      '--restart',
+      "restart the server when it exits (with --url: reconnect when its session ends), with backoff, and replay the client's initialize",
+    )
     .option('--max-restarts <n>', 'give up after this many restarts (default: never)', parseNonNegativeInt)
     .option('--env <KEY=VALUE>', "set a variable in the server's environment (repeatable)", collectKeyValue)
     .option('--pass-env <NAME>', "pass one of the gateway's variables to the server (repeatable)", collect)
@@ -170,13 +254,31 @@ export function registerStdioCommand(program: Command): void {
       '\nExamples:\n' +
         '  switchboard stdio -- npx -y @modelcontextprotocol/server-everything stdio\n' +
         '  switchboard stdio --restart --env API_KEY=xyz -- node my-server.js\n' +
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the configuration's own syntax.
+        "  switchboard stdio --url https://mcp.example.com/mcp --header 'Authorization: Bearer ${env:TOKEN}'\n" +
         '\nThe server gets a minimal environment (HOME, PATH, USER, LANG, ...) plus --env and --pass-env.\n',
     )
-    .action(async (command: string, args: string[], options: StdioOptions, cmd: Command) => {
+    .action(async (command: string | undefined, args: string[], options: StdioOptions, cmd: Command) => {
+      const usage = bridgeUsageError(command, options);
+      if (usage !== undefined) {
+        console.error(`switchboard stdio: ${usage}`);
+        process.exitCode = 2;
+        return;
+      }
+      let headers: Record<string, string> = {};
+      try {
+        headers = resolveHeaders(options.header ?? [], process.env);
+      } catch (error) {
+        console.error(`switchboard stdio: ${error instanceof Error ? error.message : String(error)}`);
+        process.exitCode = 2;
+        return;
+      }
       const logger = createLogger(options.logLevel);
       const metrics = new Metrics();
       const dataDir = dataDirOf(cmd);
-      const name = options.name ?? defaultUpstreamName(command, args);
+      const name =
+        options.name ??
+        (options.url ? urlUpstreamName(new URL(options.url)) : defaultUpstreamName(command ?? '', args));
       let ledger: AuditLedger | undefined;
       if (options.audit) {
         try {
@@ -199,8 +301,9 @@ export function registerStdioCommand(program: Command): void {
         ? openTrace(dataDir, logger, metrics, { payloads: options.tracePayloads })
         : undefined;
       const gateway = new StdioGateway({
-        command,
+        command: command ?? '',
         args,
+        ...(options.url ? { http: { url: options.url, headers, era: options.era ?? 'auto' } } : {}),
         name,
         restart: options.restart === true,
         ...(options.maxRestarts === undefined ? {} : { maxRestarts: options.maxRestarts }),

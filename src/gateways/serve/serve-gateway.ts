@@ -34,6 +34,7 @@ import type { AuditSink } from '../governance/audit-sink.js';
 import { GovernanceInterceptor } from '../governance/governance-interceptor.js';
 import { listAllTools } from '../governance/list-tools.js';
 import { ToolCatalog } from '../governance/tool-catalog.js';
+import { PoolLeaseInterceptor } from './pool-lease-interceptor.js';
 import { ServeResolver } from './serve-resolver.js';
 import {
   type LinkFactory,
@@ -127,6 +128,7 @@ export class ServeGateway {
       metrics,
       gatewayVersion: options.version,
       onSharedRestart: (name) => resolver?.upstreamRestarted(name),
+      onPooledChildReady: (name, link) => resolver?.pooledChildReady(name, link),
     });
     resolver = new ServeResolver({
       manager: this.upstreams,
@@ -161,6 +163,9 @@ export class ServeGateway {
         metrics,
       }),
     );
+    // After governance, so it sees the response the client gets (and a held one only once it is let go).
+    if (config.upstreams.some((u) => u.sharing === 'pooled'))
+      this.router.addInterceptor(new PoolLeaseInterceptor(this.upstreams));
     const store = new MemoryEventStore({
       maxEventsPerSession: config.resumability.maxEventsPerSession,
       maxEventAgeMs: config.resumability.maxEventAgeMs,

@@ -13,6 +13,13 @@
  * sessions asked for, and each session only receives messages at or above its own level).
  * `resources/subscribe` on a shared upstream is reference-counted, and `resources/updated` reaches
  * only the sessions that subscribed.
+ *
+ * A pooled upstream (`upstream-pool.ts`) is one server to its sessions, as a shared one is: levels
+ * and subscriptions are held here the same way; the level goes to every child, subscriptions to the
+ * pool's anchor (the first child). A held child's log messages reach its holder only; every other
+ * notification no request explains fans out as a shared upstream's does. Each client call holds a child (`holdKey`), given
+ * back when the call ends (`PoolLeaseInterceptor`); a server request from a child belongs to the
+ * session holding it.
  */
 import type { LinkId, SessionKey } from '../../core/correlation-table.js';
 import type {
@@ -39,6 +46,7 @@ import type {
 import { type McpRevision, negotiateLegacyRevision } from '../../protocol/mcp/revisions.js';
 import { NameMap } from './namespacing.js';
 import type { InitializeResult, UpstreamManager } from './upstream-manager.js';
+import { holdKey } from './upstream-pool.js';
 import { UriIndex } from './uri-index.js';
 
 export type Endpoint =
@@ -260,7 +268,14 @@ export class ServeResolver implements RequestResolver {
   }
 
   #forward(upstream: string, session: SessionView, message: JsonRpcRequest): Resolution {
-    const lookup = this.#o.manager.linkFor(upstream, session.key, session.initializeParams);
+    // A pooled upstream leases a child to this call (released when it ends: the router's `complete`
+    // hook, `PoolLeaseInterceptor`); the others ignore the hold.
+    const lookup = this.#o.manager.linkFor(
+      upstream,
+      session.key,
+      session.initializeParams,
+      holdKey(session.key, message.id),
+    );
     if (lookup.kind === 'ready') return { kind: 'forward', link: lookup.link, message };
     if (lookup.kind === 'pending') return { kind: 'pending', ready: lookup.ready };
     return {
@@ -270,9 +285,13 @@ export class ServeResolver implements RequestResolver {
   }
 
   /** The link of `upstream` for this session once it is ready. */
-  async #readyLink(upstream: string, session: SessionView): Promise<LinkId> {
+  #readyLink(upstream: string, session: SessionView): Promise<LinkId> {
+    return this.#readyLinkOf(upstream, session.key, session.initializeParams);
+  }
+
+  async #readyLinkOf(upstream: string, key: SessionKey, initializeParams?: JsonObject): Promise<LinkId> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const lookup = this.#o.manager.linkFor(upstream, session.key, session.initializeParams);
+      const lookup = this.#o.manager.linkFor(upstream, key, initializeParams);
       if (lookup.kind === 'ready') return lookup.link;
       if (lookup.kind === 'down')
         throw gatewayError(SbErrorCode.UpstreamUnavailable, lookup.reason, { upstream });
@@ -457,7 +476,7 @@ export class ServeResolver implements RequestResolver {
     await Promise.all(
       routing.upstreams.map(async (name) => {
         if (!isObject(this.#o.manager.known(name)?.capabilities?.logging)) return;
-        if (this.#o.manager.sharing(name) === 'shared') {
+        if (this.#gatewayHeld(name)) {
           this.#updateSharedLevel(name);
           return;
         }
@@ -477,7 +496,7 @@ export class ServeResolver implements RequestResolver {
    * so it counts as `debug`; each session is then filtered to its own level on the way out.
    */
   #updateSharedLevel(name: string): void {
-    if (this.#o.manager.sharing(name) !== 'shared') return;
+    if (!this.#gatewayHeld(name)) return;
     let lowest: McpLogLevel | undefined;
     let anyLevel = false;
     for (const key of this.#users.get(name) ?? []) {
@@ -488,7 +507,28 @@ export class ServeResolver implements RequestResolver {
     // Nobody asked for a level: leave the server at its own default (or what was last sent).
     if (!anyLevel || lowest === undefined || this.#levelSent.get(name) === lowest) return;
     this.#levelSent.set(name, lowest);
-    this.#sendShared(name, 'logging/setLevel', { level: lowest });
+    if (this.#o.manager.sharing(name) === 'pooled') {
+      for (const link of this.#o.manager.childLinks(name))
+        this.#sendTo(link, name, 'logging/setLevel', { level: lowest });
+    } else this.#sendShared(name, 'logging/setLevel', { level: lowest });
+  }
+
+  /** Shared and pooled upstreams: the gateway holds their sessions' levels and subscriptions. */
+  #gatewayHeld(name: string): boolean {
+    const sharing = this.#o.manager.sharing(name);
+    return sharing === 'shared' || sharing === 'pooled';
+  }
+
+  /**
+   * A pooled child finished a handshake (new, or restarted): it gets the level last set for the
+   * upstream and, if it is the anchor, the subscriptions.
+   */
+  pooledChildReady(name: string, link: LinkId): void {
+    const level = this.#levelSent.get(name);
+    if (level !== undefined) this.#sendTo(link, name, 'logging/setLevel', { level });
+    if (!this.#o.manager.isAnchor(link)) return;
+    for (const uri of this.#subscribers.get(name)?.keys() ?? [])
+      this.#sendTo(link, name, 'resources/subscribe', { uri });
   }
 
   /**
@@ -516,7 +556,7 @@ export class ServeResolver implements RequestResolver {
           const link = await this.#readyLink(found.upstream, call.session);
           const reply = await call.requestUpstream(link, request.method, { uri });
           const derivedFrom = [...found.derivedFrom, reply.traceId];
-          if (this.#o.manager.sharing(found.upstream) === 'shared' && !('error' in reply.response)) {
+          if (this.#gatewayHeld(found.upstream) && !('error' in reply.response)) {
             this.#trackSubscription(
               found.upstream,
               uri,
@@ -530,7 +570,7 @@ export class ServeResolver implements RequestResolver {
         },
       };
     }
-    if (this.#o.manager.sharing(upstream) !== 'shared') return this.#forward(upstream, session, request);
+    if (!this.#gatewayHeld(upstream)) return this.#forward(upstream, session, request);
     const subscribe = request.method === 'resources/subscribe';
     return {
       kind: 'local',
@@ -551,7 +591,11 @@ export class ServeResolver implements RequestResolver {
           if (sessions.size > 0) return { result: {} };
           byUri.delete(uri);
         }
-        const link = await this.#readyLink(upstream, call.session);
+        // A pooled upstream's subscriptions live on its anchor (where `pooledChildReady` resends them).
+        const link =
+          this.#o.manager.sharing(upstream) === 'pooled'
+            ? await this.#anchorLink(upstream)
+            : await this.#readyLink(upstream, call.session);
         const reply = await call.requestUpstream(link, request.method, { uri });
         if ('error' in reply.response) {
           if (subscribe) sessions.delete(session.key);
@@ -611,11 +655,24 @@ export class ServeResolver implements RequestResolver {
     else byUri.delete(uri);
   }
 
-  /** A gateway-originated request to a shared upstream that nobody waits for (errors are logged). */
+  /** The link of a pooled upstream's anchor, once ready. */
+  async #anchorLink(upstream: string): Promise<LinkId> {
+    // No session holds a child under the empty key: `linkFor` answers with the anchor.
+    return this.#readyLinkOf(upstream, '');
+  }
+
+  /**
+   * A gateway-originated request to a shared upstream (a pooled one's anchor) that nobody waits for
+   * (errors are logged).
+   */
   #sendShared(upstream: string, method: string, params: JsonObject): void {
     const lookup = this.#o.manager.linkFor(upstream, '', undefined);
     if (lookup.kind !== 'ready') return;
-    this.#o.router.requestUpstream(lookup.link, method, params).then(
+    this.#sendTo(lookup.link, upstream, method, params);
+  }
+
+  #sendTo(link: LinkId, upstream: string, method: string, params: JsonObject): void {
+    this.#o.router.requestUpstream(link, method, params).then(
       (reply) => {
         if ('error' in reply.response)
           this.#o.logger.warn(
@@ -652,14 +709,28 @@ export class ServeResolver implements RequestResolver {
     const owner = this.#o.manager.describeLink(link);
     if (!owner) return [];
     if (owner.session !== undefined) return [owner.session];
+    if (owner.pooled) {
+      // A pooled child's requests are its holder's; a free child's are nobody's (-32008).
+      const holder = this.#o.manager.holderOf(link);
+      return holder === undefined ? [] : [holder];
+    }
     return [...(this.#users.get(owner.upstream) ?? [])];
   }
 
   notificationTargets(link: LinkId, notification: JsonRpcNotification): readonly SessionKey[] {
-    const sessions = this.sessionsFor(link);
     const owner = this.#o.manager.describeLink(link);
-    if (!owner || owner.session !== undefined) return sessions;
+    if (!owner || owner.session !== undefined) return this.sessionsFor(link);
     const params = isObject(notification.params) ? notification.params : {};
+    let sessions: readonly SessionKey[];
+    if (owner.pooled) {
+      // A log message from a held child is about its holder's calls, and reaches only it; anything
+      // else unattributable reaches every session, filtered, as a shared upstream's does.
+      const holder = this.#o.manager.holderOf(link);
+      sessions =
+        notification.method === 'notifications/message' && holder !== undefined
+          ? [holder]
+          : [...(this.#users.get(owner.upstream) ?? [])];
+    } else sessions = this.sessionsFor(link);
     if (notification.method === 'notifications/message') {
       const rank = levelRank(params.level);
       return sessions.filter((key) => {

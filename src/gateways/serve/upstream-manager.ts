@@ -3,13 +3,16 @@
  * started and initialized by the gateway itself (as client `switchboard`, declaring the client
  * capabilities it can route: sampling and elicitation). A `per-session` upstream gets its own
  * connection for each client session, created on first need and initialized with that client's
- * own `initialize` parameters, so the server sees the real client.
+ * own `initialize` parameters, so the server sees the real client. A `pooled` (stdio) upstream has
+ * a bounded pool of children, each initialized like a shared connection and leased to one
+ * session's calls at a time (`upstream-pool.ts`), so a request a child sends names its session.
  *
  * Each connection is a router link under a supervisor that restarts it with backoff and
  * re-initializes it before it carries traffic again.
  */
 
-import type { UpstreamConfig } from '../../config/types.js';
+import { DEFAULTS } from '../../config/defaults.js';
+import type { SharingMode, UpstreamConfig } from '../../config/types.js';
 import type { LinkId, SessionKey } from '../../core/correlation-table.js';
 import type { UpstreamClose } from '../../core/ports.js';
 import type { Router } from '../../core/router.js';
@@ -19,6 +22,7 @@ import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import type { JsonObject } from '../../protocol/jsonrpc/types.js';
 import { LATEST_LEGACY_REVISION } from '../../protocol/mcp/revisions.js';
+import { UpstreamPool } from './upstream-pool.js';
 
 /** A started upstream connection whose lifecycle a supervisor owns. */
 export interface SupervisedLink {
@@ -70,6 +74,8 @@ interface Upstream {
   readonly config: UpstreamConfig;
   shared?: Connection;
   readonly perSession: Map<SessionKey, Connection>;
+  /** `pooled`: its children (the first is the anchor: see `UpstreamPool.anchor`). */
+  pool?: UpstreamPool<Connection>;
   /** The latest initialize result from any connection: the upstream's capabilities. */
   known?: InitializeResult;
 }
@@ -90,13 +96,20 @@ export interface UpstreamManagerOptions {
   readonly readyTimeoutMs?: number;
   /** A shared upstream was restarted and initialized again (its sessions' settings must be resent). */
   readonly onSharedRestart?: (name: string) => void;
+  /**
+   * A pooled child finished a handshake (its first, or after a restart): it knows nothing of the
+   * settings the sessions asked for (the log level; on the anchor, the subscriptions).
+   */
+  readonly onPooledChildReady?: (name: string, link: LinkId) => void;
 }
 
 export class UpstreamManager {
   readonly #o: UpstreamManagerOptions;
   readonly #upstreams = new Map<string, Upstream>();
   /** Link id -> (upstream name, owning session for per-session links). */
-  readonly #links = new Map<LinkId, { upstream: string; session?: SessionKey }>();
+  readonly #links = new Map<LinkId, { upstream: string; session?: SessionKey; pooled?: true }>();
+  /** Numbers the children of pools, for their link ids (`<name>#<n>`). */
+  #childCount = 0;
   #closed = false;
   /** Per-session connections being closed: `close()` waits for them too. */
   readonly #closing = new Set<Promise<void>>();
@@ -115,19 +128,61 @@ export class UpstreamManager {
     return this.#upstreams.get(name)?.config;
   }
 
-  sharing(name: string): 'shared' | 'per-session' | undefined {
+  sharing(name: string): SharingMode | undefined {
     return this.#upstreams.get(name)?.config.sharing;
   }
 
-  /** The upstream name and owning session behind a link id. */
-  describeLink(link: LinkId): { readonly upstream: string; readonly session?: SessionKey } | undefined {
+  /**
+   * The upstream name and owning session behind a link id; `pooled` for a child of a pool (its
+   * session is whoever holds it now: `holderOf`).
+   */
+  describeLink(
+    link: LinkId,
+  ): { readonly upstream: string; readonly session?: SessionKey; readonly pooled?: true } | undefined {
     return this.#links.get(link);
   }
 
-  /** Starts every shared upstream. Resolves when each has finished its first handshake or failed. */
+  /** The session holding the pooled child on `link` now (undefined: free, or not pooled). */
+  holderOf(link: LinkId): SessionKey | undefined {
+    const owner = this.#links.get(link);
+    return owner?.pooled ? this.#upstreams.get(owner.upstream)?.pool?.holderOf(link) : undefined;
+  }
+
+  /** Whether `link` is the anchor of its pool (the child the gateway's own requests go to). */
+  isAnchor(link: LinkId): boolean {
+    const owner = this.#links.get(link);
+    return owner?.pooled === true && this.#upstreams.get(owner.upstream)?.pool?.isAnchor(link) === true;
+  }
+
+  /** The ready links of a pooled upstream's children (empty for any other upstream). */
+  childLinks(name: string): readonly LinkId[] {
+    const pool = this.#upstreams.get(name)?.pool;
+    if (!pool) return [];
+    return pool.children
+      .filter((c) => c.result !== undefined && this.#o.router.linkState(c.link) === 'ready')
+      .map((c) => c.link);
+  }
+
+  /**
+   * Ends a call's hold on a pooled child (`holdKey`); `tainted` when the server may still be
+   * working on it (see `UpstreamPool.release`). A no-op for a call that took no hold.
+   */
+  release(session: SessionKey, hold: string, tainted: boolean): void {
+    for (const upstream of this.#upstreams.values()) upstream.pool?.release(session, hold, tainted);
+  }
+
+  /**
+   * Starts every shared upstream, and the first child of every pooled one. Resolves when each has
+   * finished its first handshake or failed.
+   */
   async start(): Promise<void> {
     const starts: Promise<unknown>[] = [];
     for (const upstream of this.#upstreams.values()) {
+      if (upstream.config.sharing === 'pooled') {
+        const anchor = this.#poolOf(upstream).anchor();
+        if (anchor) starts.push(anchor.ready.catch(() => undefined));
+        continue;
+      }
       if (upstream.config.sharing !== 'shared') continue;
       const connection = this.#connect(upstream, upstream.config.name, undefined, undefined);
       upstream.shared = connection;
@@ -136,13 +191,28 @@ export class UpstreamManager {
     await Promise.all(starts);
   }
 
-  /** The link a session uses for `upstream`, creating a per-session connection if needed. */
-  linkFor(name: string, session: SessionKey, initializeParams?: JsonObject): LinkLookup {
+  /**
+   * The link a session uses for `upstream`, creating a per-session connection if needed. For a
+   * pooled upstream, `hold` (one client call's `holdKey`) leases a child to the session for that
+   * call, to be given back with `release`; without it (the gateway's own requests for a session:
+   * merged lists, subscriptions) the session's current child is used, else the anchor.
+   */
+  linkFor(name: string, session: SessionKey, initializeParams?: JsonObject, hold?: string): LinkLookup {
     const upstream = this.#upstreams.get(name);
     if (!upstream) return { kind: 'down', reason: `no upstream named ${name}` };
     let connection: Connection | undefined;
     if (upstream.config.sharing === 'shared') connection = upstream.shared;
-    else {
+    else if (upstream.config.sharing === 'pooled') {
+      const pool = this.#poolOf(upstream);
+      if (hold === undefined) connection = pool.childOf(session) ?? pool.anchor();
+      else {
+        const lease = pool.acquire(session, hold);
+        // The pool bounds the wait itself (`pool.queueTimeout`), and settles it when a child was
+        // handed to this session: asked again, the session then holds it.
+        if (lease.kind === 'queued') return { kind: 'pending', ready: lease.ready };
+        connection = lease.child;
+      }
+    } else {
       connection = upstream.perSession.get(session);
       if (!connection && !this.#closed) {
         connection = this.#connect(upstream, `${name}@${session}`, session, initializeParams);
@@ -175,7 +245,15 @@ export class UpstreamManager {
       return Promise.reject(gatewayError(SbErrorCode.UpstreamUnavailable, lookup.reason, { upstream: name }));
     const upstream = this.#upstreams.get(name)!;
     const connection =
-      upstream.config.sharing === 'shared' ? upstream.shared! : upstream.perSession.get(session)!;
+      upstream.config.sharing === 'shared'
+        ? upstream.shared!
+        : upstream.config.sharing === 'pooled'
+          ? this.#poolOf(upstream).anchor()
+          : upstream.perSession.get(session);
+    if (!connection)
+      return Promise.reject(
+        gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${name} is not running`, { upstream: name }),
+      );
     return this.#withTimeout(connection.ready, name);
   }
 
@@ -192,10 +270,14 @@ export class UpstreamManager {
     return this.#upstreams.get(name)?.known;
   }
 
-  /** Closes the per-session connections of a session that ended. */
+  /**
+   * Closes the per-session connections of a session that ended, and gives back the pooled children
+   * it held (as tainted: its calls were cut short, so those children are retired).
+   */
   async closeSession(session: SessionKey): Promise<void> {
     const closing: Promise<void>[] = [];
     for (const upstream of this.#upstreams.values()) {
+      upstream.pool?.closeSession(session);
       const connection = upstream.perSession.get(session);
       if (!connection) continue;
       upstream.perSession.delete(session);
@@ -212,6 +294,11 @@ export class UpstreamManager {
     const closing: Promise<void>[] = [];
     for (const upstream of this.#upstreams.values()) {
       if (upstream.shared) closing.push(upstream.shared.supervisor.close().catch(() => undefined));
+      if (upstream.pool) {
+        upstream.pool.close();
+        for (const child of upstream.pool.children)
+          closing.push(child.supervisor.close().catch(() => undefined));
+      }
       for (const connection of upstream.perSession.values())
         closing.push(connection.supervisor.close().catch(() => undefined));
       upstream.perSession.clear();
@@ -220,17 +307,51 @@ export class UpstreamManager {
     await Promise.all([...closing, ...this.#closing]);
   }
 
+  /** The pool of a pooled upstream, made on first use. */
+  #poolOf(upstream: Upstream): UpstreamPool<Connection> {
+    if (upstream.pool) return upstream.pool;
+    const name = upstream.config.name;
+    const bounds =
+      (upstream.config.transport === 'stdio' ? upstream.config.pool : undefined) ?? DEFAULTS.upstream.pool;
+    const pool = new UpstreamPool<Connection>({
+      name,
+      ...bounds,
+      spawn: () => {
+        this.#childCount++;
+        this.#o.metrics.inc('pool_children_started_total', { upstream: name });
+        return this.#connect(upstream, `${name}#${this.#childCount}`, undefined, undefined, true);
+      },
+      // A promoted anchor that is ready gets the anchor's settings now; one still starting gets
+      // them after its handshake, like any child.
+      onAnchor: (child) => {
+        if (child.result !== undefined && this.#o.router.linkState(child.link) === 'ready')
+          setImmediate(() => this.#o.onPooledChildReady?.(name, child.link));
+      },
+      retire: (child) => {
+        this.#links.delete(child.link);
+        const done = child.supervisor.close().catch(() => undefined);
+        this.#closing.add(done);
+        void done.finally(() => this.#closing.delete(done));
+      },
+    });
+    upstream.pool = pool;
+    return pool;
+  }
+
   #connect(
     upstream: Upstream,
     link: LinkId,
     session: SessionKey | undefined,
     initializeParams: JsonObject | undefined,
+    pooled = false,
   ): Connection {
     const o = this.#o;
     this.#links.set(
       link,
       session === undefined
-        ? { upstream: upstream.config.name }
+        ? pooled
+          ? { upstream: upstream.config.name, pooled }
+          : { upstream: upstream.config.name }
         : { upstream: upstream.config.name, session },
     );
     let settle: { resolve(r: InitializeResult): void; reject(e: unknown): void } = {
@@ -271,11 +392,13 @@ export class UpstreamManager {
           });
           connection.result = result;
           upstream.known = result;
+          // After the supervisor marks the link ready (it does so once this hook returns).
+          if (pooled) setImmediate(() => o.onPooledChildReady?.(upstream.config.name, link));
           if (restart === 0) settle.resolve(result);
           else {
             o.logger.info({ upstream: upstream.config.name, restart }, 'upstream re-initialized');
-            // After the supervisor marks the link ready (it does so once this hook returns).
-            if (session === undefined) setImmediate(() => o.onSharedRestart?.(upstream.config.name));
+            if (session === undefined && !pooled)
+              setImmediate(() => o.onSharedRestart?.(upstream.config.name));
           }
         },
         onstop: (close) => {
@@ -286,6 +409,7 @@ export class UpstreamManager {
             }),
           );
           this.#links.delete(link);
+          upstream.pool?.childStopped(connection);
         },
       }),
     };
@@ -294,6 +418,7 @@ export class UpstreamManager {
       connection.stopped = `upstream ${upstream.config.name} could not start: ${reason}`;
       o.logger.error({ upstream: upstream.config.name, err: reason }, 'upstream could not start');
       o.metrics.inc('upstream_start_failures_total', { upstream: upstream.config.name });
+      upstream.pool?.childStopped(connection);
       settle.reject(
         gatewayError(SbErrorCode.UpstreamUnavailable, connection.stopped, { upstream: upstream.config.name }),
       );

@@ -6,8 +6,7 @@
  * shared `LinkSupervisor`.
  */
 import type { LinkId } from '../../core/correlation-table.js';
-import type { UpstreamClose } from '../../core/ports.js';
-import type { Router } from '../../core/router.js';
+import type { LinkHost, UpstreamClose } from '../../core/ports.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import type { BackoffOptions } from '../backoff.js';
@@ -15,7 +14,7 @@ import { LinkSupervisor } from '../link-supervisor.js';
 import { type ChildProcessOptions, ChildProcessTransport } from './child-process-transport.js';
 
 export interface SupervisedUpstreamOptions {
-  readonly router: Router;
+  readonly router: LinkHost;
   readonly link: LinkId;
   readonly child: Omit<ChildProcessOptions, 'logger' | 'metrics'>;
   readonly logger: Logger;

@@ -502,7 +502,7 @@ export class HttpSession implements DownstreamPort {
         res.end(event);
         return;
       }
-      if (!this.#cutIfBehind(res, streamId)) {
+      if (!this.#cutIfBehind(res, streamId, event)) {
         res.write(event);
         return;
       }
@@ -511,11 +511,13 @@ export class HttpSession implements DownstreamPort {
   }
 
   /** Cuts `res` when its client is behind (see `slow-reader-cut.ts`); says whether it did. */
-  #cutIfBehind(res: ServerResponse, streamId: string): boolean {
-    return this.#cut.cutIfBehind(res, streamId === this.getStreamId ? 'get' : 'post', {
-      session: this.key,
-      stream: streamId,
-    });
+  #cutIfBehind(res: ServerResponse, streamId: string, next?: string): boolean {
+    return this.#cut.cutIfBehind(
+      res,
+      streamId === this.getStreamId ? 'get' : 'post',
+      { session: this.key, stream: streamId },
+      next,
+    );
   }
 
   /** Writes the priming event of a new stream (2025-11-25 on); says whether it wrote one. */

@@ -2,16 +2,19 @@
  * The `DownstreamPort` contract run against both HTTP sessions, each with a real HTTP client over
  * loopback (`test-support/contract-client.ts`): `HttpSession` (session-based revisions: POSTs held
  * until their first message, batches answered as JSON, a GET stream for the rest) and
- * `ModernSession` (2026-07-28: one POST per call, JSON or SSE).
+ * `ModernSession` (2026-07-28: one POST per call, JSON or SSE) and `SseSession` (2024-11-05
+ * HTTP+SSE: one event stream, each POST answered 202 and its answer sent down the stream).
  */
 import type { ServerResponse } from 'node:http';
 import { downstreamPortContract } from '../../../core/test-support/downstream-port.contract.js';
+import { MemoryLogger } from '../../../observe/logger.js';
 import { Metrics } from '../../../observe/metrics.js';
 import { idKey, type JsonRpcRequest, type RequestId } from '../../../protocol/jsonrpc/types.js';
 import { MemoryEventStore } from '../events/memory-event-store.js';
 import { HttpSession } from './http-session.js';
 import { ModernSession } from './modern/modern-session.js';
 import { RequestStateCodec } from './modern/request-state.js';
+import { SseSession } from './sse-session.js';
 import { ContractHttpClient } from './test-support/contract-client.js';
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -119,6 +122,52 @@ downstreamPortContract('ModernSession', async () => {
     routerId: (id) => routerIds.get(id) ?? `unknown-${id}`,
     received: () => client.received,
     settled: (id) => client.settled(id),
+    stopReading: () => client.stopReading(),
+    kill: async () => client.kill(),
+    end: async () => session.close(),
+    dispose: async () => {
+      session.close();
+      await client.close();
+    },
+  };
+});
+
+downstreamPortContract('SseSession', async () => {
+  const session = new SseSession({
+    key: 'sse:1',
+    mcpSessionId: 'sse-1',
+    principal: 'local',
+    endpoint: '*',
+    metrics: new Metrics(),
+    logger: new MemoryLogger(),
+    maxBufferedBytes: 256 * 1024,
+    now: () => Date.now(),
+  });
+  const handed = new Set<string>();
+  let streams = 0;
+  const client = await ContractHttpClient.start((method, body, res: ServerResponse) => {
+    if (method === 'GET') {
+      session.open(res, '/messages?sessionId=sse-1');
+      streams++;
+      return;
+    }
+    // As the /sse endpoint does: the POST is accepted at once, its answer goes down the stream.
+    const call = JSON.parse(body) as JsonRpcRequest;
+    session.await([call.id]);
+    res.writeHead(202).end();
+    handed.add(idKey(call.id));
+  });
+  client.send('GET', undefined, []);
+  await until(() => streams === 1, 'the event stream');
+  return {
+    port: session,
+    call: async (id) => {
+      client.send('POST', JSON.stringify(request(id)), [id]);
+      await until(() => handed.has(idKey(id)), `request ${id}`);
+    },
+    routerId: (id) => id,
+    received: () => client.received,
+    // No `settled`: a POST is answered 202 at once; nothing waits on it for `dropped` to settle.
     stopReading: () => client.stopReading(),
     kill: async () => client.kill(),
     end: async () => session.close(),

@@ -15,7 +15,7 @@ import { runInRequestScope } from '../../../audit/request-scope.js';
 import type { ResumabilityConfig, ServerConfig, SessionsConfig } from '../../../config/types.js';
 import { planPayload } from '../../../core/batch-plan.js';
 import { type InboundItem, readInbound } from '../../../core/inbound.js';
-import type { Router } from '../../../core/router.js';
+import type { SessionHost } from '../../../core/ports.js';
 import { newSessionKey } from '../../../core/session-key.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
 import { LogThrottle } from '../../../observe/log-throttle.js';
@@ -39,6 +39,10 @@ import { HttpSession, type ResponseMode } from './http-session.js';
 import { type BodyResult, readBodyThen } from './read-body.js';
 import { answerInternalError, refuseSlowBody, sendJsonRpcError } from './responses.js';
 import type { SessionRegistry } from './session-registry.js';
+import type { SseSession } from './sse-session.js';
+
+/** The sessions one registry holds: this endpoint's, and those of the 2024-11-05 `/sse` endpoint. */
+export type ServedSession = HttpSession | SseSession;
 
 /** What the deployment does when a session starts and ends (routing state, upstream connections). */
 export interface SessionHooks {
@@ -47,8 +51,9 @@ export interface SessionHooks {
 }
 
 export interface LegacyEndpointOptions {
-  readonly router: Router;
-  readonly registry: SessionRegistry;
+  readonly router: SessionHost;
+  /** Shared with the `/sse` endpoint, so that the session limits count both kinds. */
+  readonly registry: SessionRegistry<ServedSession>;
   readonly store: EventStore;
   readonly hooks: SessionHooks;
   readonly server: ServerConfig;
@@ -77,6 +82,9 @@ function header(req: IncomingMessage, name: string): string | undefined {
 
 /** MCP: a session id is visible ASCII (0x21-0x7E); the gateway also bounds its length. */
 const SESSION_ID = /^[\x21-\x7E]{1,1024}$/;
+
+/** The `Mcp-Session-Id` of a 2024-11-05 `/sse` session is not a session of this endpoint. */
+const FOREIGN = 'foreign';
 
 function isInitialize(message: JsonRpcMessage): boolean {
   return 'method' in message && message.method === 'initialize' && 'id' in message;
@@ -177,7 +185,12 @@ export class LegacyEndpoint {
       );
       return;
     }
-    let session = sessionId === undefined ? undefined : o.registry.lookup(principal, sessionId);
+    const found = this.#lookup(principal, sessionId);
+    if (found === FOREIGN) {
+      sendJsonRpcError(res, 404, JsonRpcCode.UpstreamClosed, 'Session not found on this endpoint');
+      return;
+    }
+    let session = found;
     const revision = session
       ? (o.router.session(session.key)?.protocolVersion ?? HTTP_DEFAULT_REVISION)
       : legacyHeader
@@ -282,7 +295,7 @@ export class LegacyEndpoint {
     // Which session this POST belongs to.
     let ephemeral = false;
     if (initialize) {
-      if (session) this.#end(session, 'the client initialized again with the same session id');
+      if (session) this.end(session, 'the client initialized again with the same session id');
       // Strict mode only serves ids the gateway minted; lenient mode accepts the client's (seed 003).
       const opened = this.#open(
         res,
@@ -343,7 +356,7 @@ export class LegacyEndpoint {
     if (plan.awaited.length === 0 && plan.answers.length === 0) {
       for (const item of plan.dispatch) this.#dispatchItem(session.key, principal, item, transport);
       res.writeHead(202, this.#sessionHeaders(session, sessionId)).end();
-      if (ephemeral) this.#end(session, 'one-off session done');
+      if (ephemeral) this.end(session, 'one-off session done');
       return;
     }
     const routed = plan.dispatch.flatMap((i) => (i.kind === 'message' ? [i.message] : []));
@@ -360,11 +373,11 @@ export class LegacyEndpoint {
       payload.batch,
       this.#sessionHeaders(session, sessionId),
     );
-    if (ephemeral) session.onidle = () => this.#end(session, 'one-off session done');
+    if (ephemeral) session.onidle = () => this.end(session, 'one-off session done');
     for (const answer of plan.answers) session.addToExchange(exchange, answer);
     for (const item of plan.dispatch) this.#dispatchItem(session.key, principal, item, transport);
     session.settle(exchange);
-    if (exchange.done && ephemeral) this.#end(session, 'one-off session done');
+    if (exchange.done && ephemeral) this.end(session, 'one-off session done');
   }
 
   /**
@@ -483,7 +496,12 @@ export class LegacyEndpoint {
       );
       return;
     }
-    let session = sessionId === undefined ? undefined : o.registry.lookup(principal, sessionId);
+    const found = this.#lookup(principal, sessionId);
+    if (found === FOREIGN) {
+      sendJsonRpcError(res, 404, JsonRpcCode.UpstreamClosed, 'Session not found on this endpoint');
+      return;
+    }
+    let session = found;
     if (!session) {
       if (sessionId === undefined && o.sessions.mode === 'strict') {
         sendJsonRpcError(
@@ -576,16 +594,24 @@ export class LegacyEndpoint {
       );
       return;
     }
-    const session = this.#o.registry.lookup(principal, sessionId);
-    if (!session || session.endpoint !== endpoint) {
+    const session = this.#lookup(principal, sessionId);
+    if (!session || session === FOREIGN || session.endpoint !== endpoint) {
       sendJsonRpcError(res, 404, JsonRpcCode.UpstreamClosed, 'Session not found');
       return;
     }
-    this.#end(session, 'the client deleted the session');
+    this.end(session, 'the client deleted the session');
     res.writeHead(200).end();
   }
 
   // ------------------------------------------------------------------ sessions
+
+  /** The principal's session of this endpoint with that id; {@link FOREIGN} for an `/sse` one. */
+  #lookup(principal: string, sessionId: string | undefined): HttpSession | typeof FOREIGN | undefined {
+    if (sessionId === undefined) return undefined;
+    const session = this.#o.registry.lookup(principal, sessionId);
+    if (session === undefined || session instanceof HttpSession) return session;
+    return FOREIGN;
+  }
 
   #open(
     res: ServerResponse,
@@ -596,7 +622,7 @@ export class LegacyEndpoint {
     ephemeral: boolean,
   ): HttpSession | undefined {
     const o = this.#o;
-    if (!ephemeral && !this.#admit(res, principal)) return undefined;
+    if (!ephemeral && !this.admit(res, principal)) return undefined;
     const key = newSessionKey();
     const session = new HttpSession({
       key,
@@ -636,7 +662,7 @@ export class LegacyEndpoint {
    * Both are counted and logged (a line per principal and kind at most every minute, with how
    * many were left out), so a client locked out is visible to the operator.
    */
-  #admit(res: ServerResponse, principal: string): boolean {
+  admit(res: ServerResponse, principal: string): boolean {
     const o = this.#o;
     const admitted = o.registry.admit(principal);
     if (admitted.ok && !('evict' in admitted)) return true;
@@ -655,7 +681,7 @@ export class LegacyEndpoint {
           },
           'session limit reached: ended the least recently active idle session of the principal to open a new one',
         );
-      this.#end(
+      this.end(
         evict,
         `evicted: the ${limit === 'principal' ? 'principal' : 'gateway'} session limit was reached`,
       );
@@ -678,8 +704,12 @@ export class LegacyEndpoint {
     return false;
   }
 
-  /** Ends a session: streams closed, in-flight work cancelled upstream, state released. */
-  #end(session: HttpSession, reason: string): void {
+  /**
+   * Ends a session of either kind: streams closed, in-flight work cancelled upstream, state
+   * released. Public for the `/sse` endpoint, whose sessions share the registry, the limits and
+   * the sweep.
+   */
+  end(session: ServedSession, reason: string): void {
     if (session.closed) return;
     this.#o.registry.remove(session);
     session.close();
@@ -691,7 +721,7 @@ export class LegacyEndpoint {
   sweep(now: number): number {
     const expired = this.#o.registry.expired(now);
     for (const session of expired)
-      this.#end(
+      this.end(
         session,
         now - session.createdAt >= this.#o.sessions.maxAgeMs ? 'maximum age reached' : 'idle timeout',
       );
@@ -700,7 +730,7 @@ export class LegacyEndpoint {
 
   /** Ends every session (shutdown). */
   endAll(reason: string): void {
-    for (const session of [...this.#o.registry.all()]) this.#end(session, reason);
+    for (const session of [...this.#o.registry.all()]) this.end(session, reason);
   }
 
   #sessionHeaders(session: HttpSession, given: string | undefined): Record<string, string> {

@@ -1,6 +1,7 @@
 /**
  * The gateway's HTTP server: `/mcp` (all upstreams, aggregated), `/servers/<name>/mcp` (one
- * upstream), `/health`, the extra routes of other parts (approvals) and the upgrade routes
+ * upstream), the 2024-11-05 HTTP+SSE transport for old clients beside each (`/sse` and
+ * `/messages`, `/servers/<name>/sse` and `/servers/<name>/messages`: `SseEndpoint`), `/health`, the extra routes of other parts (approvals) and the upgrade routes
  * (the space's `/meup`). Every MCP request passes the DNS-rebinding and Origin guards, then
  * authentication, then goes to the endpoint of its protocol era: the session-based revisions
  * (`LegacyEndpoint`) or the stateless 2026-07-28 one (`ModernEndpoint`), told apart by the
@@ -28,7 +29,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AuthOutcome } from '../../../auth/auth-outcome.js';
 import type { GatewayConfig } from '../../../config/types.js';
-import type { Router } from '../../../core/router.js';
+import type { SessionHost } from '../../../core/ports.js';
 import { LogThrottle } from '../../../observe/log-throttle.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
@@ -38,10 +39,16 @@ import type { EventStore } from '../events/event-store.js';
 import { formatComment } from '../sse/sse-writer.js';
 import { drainingHealth, refuseWhileDraining } from './drain-gate.js';
 import { HostOriginGuard } from './http-guards.js';
-import { type EndpointRequest, LegacyEndpoint, type SessionHooks } from './legacy-endpoint.js';
+import {
+  type EndpointRequest,
+  LegacyEndpoint,
+  type ServedSession,
+  type SessionHooks,
+} from './legacy-endpoint.js';
 import { ModernEndpoint, type ModernEndpointOptions } from './modern/modern-endpoint.js';
 import { answerInternalError, refuseUpgrade, rejectClientError, sendJsonRpcError } from './responses.js';
 import { SessionRegistry } from './session-registry.js';
+import { SseEndpoint, type SsePath } from './sse-endpoint.js';
 
 export type { AuthOutcome };
 
@@ -69,7 +76,7 @@ export interface UpgradeRoutes {
 
 export interface McpHttpServerOptions {
   readonly config: Pick<GatewayConfig, 'server' | 'sessions' | 'resumability'>;
-  readonly router: Router;
+  readonly router: SessionHost;
   readonly hooks: SessionHooks;
   readonly upstreamNames: readonly string[];
   readonly store: EventStore & { prune?(now: number): void };
@@ -85,7 +92,10 @@ export interface McpHttpServerOptions {
   >;
 }
 
-const SERVER_PATH = /^\/servers\/([^/]+)\/mcp$/;
+/** Which transport a path of an endpoint serves: Streamable HTTP, or one of the 2024-11-05 pair. */
+type EndpointKind = 'mcp' | SsePath;
+
+const SERVER_PATH = /^\/servers\/([^/]+)\/(mcp|sse|messages)$/;
 
 /** At close, how long a connection may take to send the answer it was given before it is cut. */
 const CLOSE_FLUSH_MS = 1_000;
@@ -106,8 +116,9 @@ export class McpHttpServer implements UpgradeRoutes {
   readonly #upgrades = new Map<string, UpgradeRoute>();
   /** Log lines of what a client can cause at will (refused connections, timeouts): throttled. */
   readonly #edgeLog = new LogThrottle();
-  readonly #registry: SessionRegistry;
+  readonly #registry: SessionRegistry<ServedSession>;
   readonly #legacy: LegacyEndpoint;
+  readonly #sse: SseEndpoint;
   readonly #modern: ModernEndpoint;
   readonly #upstreams: ReadonlySet<string>;
   #timers: NodeJS.Timeout[] = [];
@@ -119,7 +130,7 @@ export class McpHttpServer implements UpgradeRoutes {
   constructor(options: McpHttpServerOptions) {
     this.#o = options;
     this.#upstreams = new Set(options.upstreamNames);
-    this.#registry = new SessionRegistry(options.config.sessions);
+    this.#registry = new SessionRegistry<ServedSession>(options.config.sessions);
     this.#legacy = new LegacyEndpoint({
       router: options.router,
       registry: this.#registry,
@@ -130,6 +141,16 @@ export class McpHttpServer implements UpgradeRoutes {
       resumability: options.config.resumability,
       logger: options.logger,
       metrics: options.metrics,
+    });
+    this.#sse = new SseEndpoint({
+      router: options.router,
+      registry: this.#registry,
+      hooks: options.hooks,
+      server: options.config.server,
+      logger: options.logger,
+      metrics: options.metrics,
+      admit: (res, principal) => this.#legacy.admit(res, principal),
+      end: (session, reason) => this.#legacy.end(session, reason),
     });
     this.#modern = new ModernEndpoint({
       ...options.modern,
@@ -276,7 +297,7 @@ export class McpHttpServer implements UpgradeRoutes {
     );
   }
 
-  get sessions(): SessionRegistry {
+  get sessions(): SessionRegistry<ServedSession> {
     return this.#registry;
   }
 
@@ -307,8 +328,11 @@ export class McpHttpServer implements UpgradeRoutes {
       timer.unref();
       this.#timers.push(timer);
     }
-    const { idleTimeoutMs } = this.#o.config.sessions;
-    const every = Math.max(1000, Math.min(idleTimeoutMs > 0 ? idleTimeoutMs / 4 : 30_000, 30_000));
+    // A quarter of the shorter lifetime (idle timeout or maximum age), between 1 s and 30 s, so a
+    // session ends within about a quarter of its lifetime past it, whichever limit it meets.
+    const { idleTimeoutMs, maxAgeMs } = this.#o.config.sessions;
+    const quarter = (ms: number): number => (ms > 0 ? ms / 4 : 30_000);
+    const every = Math.max(1000, Math.min(quarter(idleTimeoutMs), quarter(maxAgeMs), 30_000));
     const sweep = setInterval(() => this.sweep(Date.now()), every);
     sweep.unref();
     this.#timers.push(sweep);
@@ -341,8 +365,11 @@ export class McpHttpServer implements UpgradeRoutes {
     }
 
     let endpoint: string | undefined;
-    if (path === '/mcp') endpoint = '*';
-    else {
+    let kind = 'mcp' as EndpointKind;
+    if (path === '/mcp' || path === '/sse' || path === '/messages') {
+      endpoint = '*';
+      kind = path.slice(1) as EndpointKind;
+    } else {
       const match = SERVER_PATH.exec(path);
       if (match) {
         let name: string;
@@ -351,17 +378,22 @@ export class McpHttpServer implements UpgradeRoutes {
         } catch {
           name = '';
         }
-        if (this.#upstreams.has(name)) endpoint = name;
+        if (this.#upstreams.has(name)) {
+          endpoint = name;
+          kind = match[2] as EndpointKind;
+        }
       }
     }
     if (endpoint === undefined) return this.#other(req, res, path);
-    if (this.#draining && refuseWhileDraining(req, res)) {
+    // A POST to /messages belongs to a session that exists (its id is in the query): it goes on
+    // during a drain like any request of an open session; the router refuses new calls in it.
+    if (this.#draining && kind !== 'messages' && refuseWhileDraining(req, res)) {
       this.#o.metrics.inc('http_rejected_total', { reason: 'draining' });
       return undefined;
     }
     const authenticate = this.#o.authenticate;
-    if (authenticate) return this.#authenticated(authenticate, req, res, endpoint, path);
-    return this.#endpoint({ req, res, endpoint, principal: 'local', roles: [], path });
+    if (authenticate) return this.#authenticated(authenticate, req, res, endpoint, path, kind);
+    return this.#endpoint({ req, res, endpoint, principal: 'local', roles: [], path }, kind);
   }
 
   /** A path that is no MCP endpoint: `/health`, the extra routes, else 404. */
@@ -377,7 +409,7 @@ export class McpHttpServer implements UpgradeRoutes {
       res,
       404,
       JsonRpcCode.InvalidRequest,
-      `Not Found: ${path.slice(0, 200)} (MCP endpoints: /mcp, /servers/<name>/mcp)`,
+      `Not Found: ${path.slice(0, 200)} (MCP endpoints: /mcp, /servers/<name>/mcp; 2024-11-05 HTTP+SSE: /sse, /servers/<name>/sse)`,
     );
   }
 
@@ -387,6 +419,7 @@ export class McpHttpServer implements UpgradeRoutes {
     res: ServerResponse,
     endpoint: string,
     path: string,
+    kind: EndpointKind,
   ): Promise<void> {
     const auth = await authenticate(req);
     if (!auth.ok) {
@@ -394,7 +427,10 @@ export class McpHttpServer implements UpgradeRoutes {
       sendJsonRpcError(res, auth.status, JsonRpcCode.Unauthorized, auth.message, null, auth.headers ?? {});
       return;
     }
-    await this.#endpoint({ req, res, endpoint, principal: auth.principal, roles: auth.roles ?? [], path });
+    await this.#endpoint(
+      { req, res, endpoint, principal: auth.principal, roles: auth.roles ?? [], path },
+      kind,
+    );
   }
 
   /**
@@ -403,7 +439,11 @@ export class McpHttpServer implements UpgradeRoutes {
    * refuses bodies that claim the modern era without that header (-32020) and versions nobody
    * serves (-32022).
    */
-  #endpoint(request: EndpointRequest): Promise<void> | undefined {
+  #endpoint(request: EndpointRequest, kind: EndpointKind): Promise<void> | undefined {
+    if (kind !== 'mcp') {
+      this.#sse.handle(request, kind);
+      return undefined;
+    }
     const version = request.req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && version.trim() === MODERN_REVISION)
       return this.#modern.handle(request);

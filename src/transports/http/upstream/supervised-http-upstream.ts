@@ -11,8 +11,7 @@
  */
 import type { Dispatcher, Pool } from 'undici';
 import type { LinkId } from '../../../core/correlation-table.js';
-import type { UpstreamClose } from '../../../core/ports.js';
-import type { Router } from '../../../core/router.js';
+import type { LinkHost, UpstreamClose } from '../../../core/ports.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import type { BackoffOptions } from '../../backoff.js';
@@ -24,7 +23,7 @@ import { HttpUpstreamTransport, type HttpUpstreamTransportOptions } from './http
 
 /** The upstream, the router link, the restart policy and the owner's hooks. */
 export interface SupervisedHttpUpstreamOptions {
-  readonly router: Router;
+  readonly router: LinkHost;
   readonly link: LinkId;
   /** The upstream: URL, headers, limits, and which protocol (`auto` by default). */
   readonly http: Omit<HttpUpstreamTransportOptions, 'logger' | 'metrics'>;

@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runInRequestScope } from '../../../../audit/request-scope.js';
 import type { ResumabilityConfig, ServerConfig, SessionsConfig } from '../../../../config/types.js';
-import type { Router } from '../../../../core/router.js';
+import type { SessionHost } from '../../../../core/ports.js';
 import { safeHeaders } from '../../../../envelope/message-context.js';
 import type { Logger } from '../../../../observe/logger.js';
 import type { Metrics } from '../../../../observe/metrics.js';
@@ -81,7 +81,7 @@ export interface DiscoverInfo {
 }
 
 export interface ModernEndpointOptions {
-  readonly router: Router;
+  readonly router: SessionHost;
   readonly hooks: SessionHooks;
   readonly server: ServerConfig;
   readonly sessions: SessionsConfig;

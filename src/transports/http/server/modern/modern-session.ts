@@ -301,8 +301,9 @@ export class ModernSession implements DownstreamPort {
   #write(call: ModernCall, message: JsonRpcMessage): void {
     const res = call.res;
     if (!res || res.writableEnded || res.destroyed || call.mode !== 'sse') return;
-    if (this.#cut.cutIfBehind(res, 'modern-call', { session: this.key })) return;
-    res.write(formatEvent({ data: JSON.stringify(message) }));
+    const event = formatEvent({ data: JSON.stringify(message) });
+    if (this.#cut.cutIfBehind(res, 'modern-call', { session: this.key }, event)) return;
+    res.write(event);
   }
 
   #openStream(res: ServerResponse): void {
@@ -353,8 +354,9 @@ export class ModernSession implements DownstreamPort {
       const res = listener.res;
       if (res.writableEnded || res.destroyed) continue;
       // A listener that is behind is cut; its 'close' removes it (`ModernEndpoint`).
-      if (this.#cut.cutIfBehind(res, 'listen', { session: this.key })) continue;
-      res.write(formatEvent({ data: JSON.stringify(tagged) }));
+      const event = formatEvent({ data: JSON.stringify(tagged) });
+      if (this.#cut.cutIfBehind(res, 'listen', { session: this.key }, event)) continue;
+      res.write(event);
     }
   }
 

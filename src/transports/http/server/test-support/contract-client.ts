@@ -70,7 +70,9 @@ export class ContractHttpClient {
           if (String(res.headers['content-type']).startsWith('text/event-stream')) {
             const parser = new SseParser({
               onEvent: (event) => {
-                if (event.data.trim() !== '') this.received.push(JSON.parse(event.data));
+                // Only messages: the 2024-11-05 stream's first event is `endpoint`, a URL.
+                if (event.type === 'message' && event.data.trim() !== '')
+                  this.received.push(JSON.parse(event.data));
               },
             });
             res.setEncoding('utf8');
