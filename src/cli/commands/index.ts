@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerAuditCommands } from './audit.js';
 import { registerAuthCommands } from './auth.js';
 import { registerConfigCommands } from './config.js';
+import { registerImportCommands } from './import.js';
 import { registerServeCommand } from './serve.js';
 import { registerSpaceCommands } from './space.js';
 import { registerStdioCommand } from './stdio.js';
@@ -15,5 +16,6 @@ export function registerCommands(program: Command): void {
   registerSpaceCommands(program);
   registerAuditCommands(program);
   registerConfigCommands(program);
+  registerImportCommands(program);
   registerAuthCommands(program);
 }

@@ -4,12 +4,15 @@
  * `switchboard serve -- <command> [args...]` is the one-line bridge: that one stdio server, every
  * other setting at its default, no YAML (the job of mcp-proxy and supergateway).
  */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
 import { createAuthenticator } from '../../auth/authenticator.js';
 import { ensureDataDir } from '../../config/data-dir.js';
 import { DEFAULTS, defaultConfig } from '../../config/defaults.js';
-import { formatConfigIssues, loadConfigFile } from '../../config/load.js';
+import { formatConfigIssues, loadConfigFile, parseConfigText } from '../../config/load.js';
+import { importMcpJson, renderUpstreamsYaml } from '../../config/mcp-json-import.js';
 import type { GatewayConfig, StdioUpstreamConfig } from '../../config/types.js';
 import type { ConfigIssue } from '../../config/validate.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
@@ -27,6 +30,8 @@ import { defaultUpstreamName } from './stdio.js';
 
 interface ServeOptions {
   config?: string;
+  /** A client's MCP JSON whose servers are the upstreams (see `config/mcp-json-import.ts`). */
+  mcpJson?: string;
   /** The bridge's upstream name (default: from the command). */
   name?: string;
   env?: Record<string, string>;
@@ -83,6 +88,17 @@ export async function resolveServeConfig(
       `a command to serve (${bridged.command}) and --config ${options.config} were both given: ` +
         'either serve one command with the defaults, or add it to the file as a stdio upstream',
     );
+  const sources = [
+    bridged ? 'a command' : '',
+    options.config ? '--config' : '',
+    options.mcpJson ? '--mcp-json' : '',
+  ].filter((source) => source !== '');
+  if (sources.length > 1 && options.mcpJson)
+    throw new SwitchboardError(
+      SbErrorCode.ConfigInvalid,
+      `${sources.join(' and ')} were both given: each defines the upstreams; ` +
+        'to combine them, switchboard import the JSON file and add its upstreams to the configuration file',
+    );
   if (!bridged && (options.name || options.env || options.passEnv || options.cwd))
     throw new SwitchboardError(
       SbErrorCode.ConfigInvalid,
@@ -92,7 +108,9 @@ export async function resolveServeConfig(
     ? bridgeConfig(bridged, options, dataDir)
     : options.config
       ? (await loadConfigFile(options.config, { env: process.env })).config
-      : defaultConfig({ dataDir });
+      : options.mcpJson
+        ? await mcpJsonConfig(options.mcpJson)
+        : defaultConfig({ dataDir });
   return {
     ...base,
     server: {
@@ -103,6 +121,26 @@ export async function resolveServeConfig(
     trace: { ...base.trace, enabled: base.trace.enabled && options.trace },
     logging: options.logLevel ? { level: options.logLevel } : base.logging,
   };
+}
+
+/**
+ * The configuration of `serve --mcp-json FILE`: the file's servers as the upstreams (imported as
+ * `switchboard import` prints them), every other setting at its default, validated like a
+ * configuration file (relative `cwd`s against the JSON file's directory).
+ *
+ * @throws SwitchboardError `SB_CONFIG_INVALID` naming the server and field that cannot be mapped,
+ *   or with the issues of the resulting configuration.
+ */
+export async function mcpJsonConfig(file: string): Promise<GatewayConfig> {
+  const yaml = renderUpstreamsYaml(importMcpJson(await readFile(file, 'utf8'), file), file);
+  const result = parseConfigText(yaml, { baseDir: dirname(resolve(file)), env: process.env });
+  if (!result.ok) {
+    throw new SwitchboardError(
+      SbErrorCode.ConfigInvalid,
+      `the servers of ${file} do not make a valid configuration:\n${formatConfigIssues(result.errors, `${file} (imported)`)}`,
+    );
+  }
+  return result.config;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -119,6 +157,10 @@ export function registerServeCommand(program: Command): void {
     .argument('[command]', 'a stdio MCP server to serve alone (after --), instead of --config')
     .argument('[args...]', 'its arguments')
     .option('--config <file>', 'the YAML configuration file (see examples/switchboard.yaml)')
+    .option(
+      '--mcp-json <file>',
+      "serve the MCP servers of a client's JSON file (mcpServers or VS Code servers) instead of --config",
+    )
     .option('--name <name>', 'with a command: its upstream name (default: from the command)')
     .option(
       '--env <KEY=VALUE>',
@@ -152,6 +194,7 @@ export function registerServeCommand(program: Command): void {
       '\nExamples:\n' +
         '  switchboard serve\n' +
         '  switchboard serve --config switchboard.yaml --port 9000\n' +
+        '  switchboard serve --mcp-json .mcp.json\n' +
         '  switchboard serve --port 9000 -- npx -y @modelcontextprotocol/server-everything stdio\n' +
         '  switchboard config check switchboard.yaml\n',
     )
