@@ -5,12 +5,13 @@
  * elsewhere, read what it recorded. `HOME` and `XDG_STATE_HOME` point into a temporary directory,
  * so the test never touches the real user's state.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ECHO_SERVER, runCli, tempDir } from './support/cli.js';
+import { startServe } from './support/serve.js';
 
 describe('a stdio gateway on the default data directory', () => {
   const root = tempDir('switchboard-default-dir-');
@@ -56,5 +57,25 @@ describe('a stdio gateway on the default data directory', () => {
     const sessions = await runCli(['trace', 'sessions', '--json'], { env });
     expect(sessions.code, sessions.stderr).toBe(0);
     expect(sessions.stdout).toContain('stdio');
+  });
+});
+
+describe('two serves on one data directory', () => {
+  it('the second stops at once (exit 1) and says to give it its own --data-dir', async () => {
+    const dataDir = tempDir('switchboard-two-serves-');
+    const file = join(dataDir, 'echo.mcp.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ mcpServers: { echo: { command: process.execPath, args: [ECHO_SERVER] } } }),
+    );
+    const first = await startServe({ dataDir, args: ['--mcp-json', file] });
+    try {
+      const second = await runCli(['serve', '--port', '0', '--data-dir', dataDir, '--mcp-json', file]);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toMatch(/is writing the audit ledger in .*give this one its own --data-dir/);
+    } finally {
+      await first.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

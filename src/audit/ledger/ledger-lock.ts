@@ -57,8 +57,8 @@ export async function acquireLedgerLock(dir: string, logger: Logger): Promise<Le
     if (attempt > 0 || (Number.isSafeInteger(pid) && pid > 0 && isAlive(pid))) {
       throw new SwitchboardError(
         SbErrorCode.AuditUnavailable,
-        `Another process (pid ${Number.isNaN(pid) ? '?' : pid}) is writing the audit ledger in ${dir}; ` +
-          `if it is gone, remove ${path}`,
+        `Another process (pid ${Number.isNaN(pid) ? '?' : pid}) is writing the audit ledger in ${dir}: ` +
+          `two gateways on one data directory? give this one its own --data-dir; if it is gone, remove ${path}`,
         { details: { pid } },
       );
     }
