@@ -12,7 +12,6 @@
  * caused by it opens one level deeper.
  */
 
-import type { Direction } from '../envelope/direction.js';
 import type { TransportContext, TransportKind } from '../envelope/message-context.js';
 import { SbErrorCode } from '../errors/switchboard-error.js';
 import { gatewayError } from '../errors/to-jsonrpc-error.js';
@@ -51,6 +50,7 @@ import {
   type ServerRequestEntry,
   type SessionKey,
 } from './correlation-table.js';
+import { clientInHop, fromUpstreamHop, INTERNAL_SESSION, toClientHop, toUpstreamHop } from './hops.js';
 import { type InboundItem, readInbound } from './inbound.js';
 import type {
   AddLink,
@@ -78,11 +78,10 @@ import {
   type RouterOptions,
   type UpstreamReply,
 } from './router-types.js';
-import { LazyHopEvent, TapBus } from './taps.js';
-import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant, wallNow } from './trace-mapping.js';
+import { type HopFields, LazyHopEvent, TapBus } from './taps.js';
+import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
 
-/** The table session of requests the gateway itself sends upstream (never a client session). */
-export const INTERNAL_SESSION: SessionKey = '#internal';
+export { INTERNAL_SESSION } from './hops.js';
 
 export type { SessionState, SessionView } from './ports.js';
 export {
@@ -684,18 +683,7 @@ export class Router implements SessionHost, LinkHost {
   ): void {
     const traceId = newEnvelopeId();
     const context = `${session.key}/${traceId}`;
-    this.#hop({
-      id: traceId,
-      message: request,
-      direction: 'client->server',
-      session,
-      transport,
-      from: clientParticipant(session.key),
-      to: GATEWAY_PARTICIPANT,
-      context,
-      receivedAt,
-      raw,
-    });
+    this.#hop(clientInHop(session, transport, { id: traceId, message: request, context, receivedAt, raw }));
     const key = idKey(request.id);
     if (session.calls.has(key)) {
       // JSON-RPC ids must be unique among a sender's requests in flight: refuse, keep the first.
@@ -1234,19 +1222,16 @@ export class Router implements SessionHost, LinkHost {
           : this.#table.cancelClientRequest(session.key, requestId, performance.now());
       const context = entry ? entry.tag.context : session.key;
       const traceId = newEnvelopeId();
-      this.#hop({
-        id: traceId,
-        message: notification,
-        direction: 'client->server',
-        session,
-        transport,
-        from: clientParticipant(session.key),
-        to: GATEWAY_PARTICIPANT,
-        context,
-        receivedAt,
-        raw,
-        ...(entry ? { correlation: [entry.tag.traceId] } : {}),
-      });
+      this.#hop(
+        clientInHop(session, transport, {
+          id: traceId,
+          message: notification,
+          context,
+          receivedAt,
+          raw,
+          correlation: entry ? [entry.tag.traceId] : undefined,
+        }),
+      );
       const call = requestId === undefined ? undefined : session.calls.get(idKey(requestId));
       if (call) {
         this.#abortCall(call);
@@ -1278,18 +1263,15 @@ export class Router implements SessionHost, LinkHost {
     }
     if (notification.method === 'notifications/initialized') session.state = 'active';
     const traceId = newEnvelopeId();
-    this.#hop({
-      id: traceId,
-      message: notification,
-      direction: 'client->server',
-      session,
-      transport,
-      from: clientParticipant(session.key),
-      to: GATEWAY_PARTICIPANT,
-      context: session.key,
-      receivedAt,
-      raw,
-    });
+    this.#hop(
+      clientInHop(session, transport, {
+        id: traceId,
+        message: notification,
+        context: session.key,
+        receivedAt,
+        raw,
+      }),
+    );
     let links: readonly LinkId[];
     if (notification.method === 'notifications/progress') {
       // Progress from a client concerns a server->client request that carried the token.
@@ -1345,19 +1327,16 @@ export class Router implements SessionHost, LinkHost {
     const id = response.id;
     const entry = id === null ? undefined : this.#table.takeClientResponse(session.key, id);
     const traceId = newEnvelopeId();
-    this.#hop({
-      id: traceId,
-      message: response,
-      direction: 'client->server',
-      session,
-      transport,
-      from: clientParticipant(session.key),
-      to: GATEWAY_PARTICIPANT,
-      context: entry ? entry.tag.context : session.key,
-      receivedAt,
-      raw,
-      ...(entry ? { correlation: [entry.tag.downTraceId] } : {}),
-    });
+    this.#hop(
+      clientInHop(session, transport, {
+        id: traceId,
+        message: response,
+        context: entry ? entry.tag.context : session.key,
+        receivedAt,
+        raw,
+        correlation: entry ? [entry.tag.downTraceId] : undefined,
+      }),
+    );
     if (!entry) {
       this.#metrics.inc('orphan_responses_total', { direction: 'client->server' });
       this.#logger.warn(
@@ -1488,21 +1467,16 @@ export class Router implements SessionHost, LinkHost {
     const entry = response.id === null ? undefined : this.#table.takeServerResponse(link.id, response.id);
     const traceId = newEnvelopeId();
     const traceSession = entry ? this.#sessions.get(entry.tag.traceSession) : undefined;
-    this.#hop({
-      id: traceId,
-      message: response,
-      direction: 'server->client',
-      session: traceSession,
-      sessionKey: entry?.tag.traceSession ?? INTERNAL_SESSION,
-      transport: meta.transport,
-      from: serverParticipant(link.name),
-      to: GATEWAY_PARTICIPANT,
-      context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
-      receivedAt,
-      raw,
-      upstream: link.name,
-      ...(entry ? { correlation: [entry.tag.upstreamTraceId] } : {}),
-    });
+    this.#hop(
+      fromUpstreamHop(link.name, meta.transport, traceSession, entry?.tag.traceSession, {
+        id: traceId,
+        message: response,
+        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        receivedAt,
+        raw,
+        correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
+      }),
+    );
     if (!entry) {
       this.#metrics.inc('orphan_responses_total', { direction: 'server->client', upstream: link.name });
       this.#logger.warn(
@@ -1544,21 +1518,22 @@ export class Router implements SessionHost, LinkHost {
       const entry =
         token === undefined ? undefined : this.#table.routeProgress(link.id, token, performance.now());
       const traceId = newEnvelopeId();
-      this.#hop({
-        id: traceId,
-        message: notification,
-        direction: 'server->client',
-        session: entry ? this.#sessions.get(entry.tag.traceSession) : undefined,
-        sessionKey: entry?.tag.traceSession ?? INTERNAL_SESSION,
-        transport: meta.transport,
-        from: serverParticipant(link.name),
-        to: GATEWAY_PARTICIPANT,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
-        receivedAt,
-        raw,
-        upstream: link.name,
-        ...(entry ? { correlation: [entry.tag.upstreamTraceId] } : {}),
-      });
+      this.#hop(
+        fromUpstreamHop(
+          link.name,
+          meta.transport,
+          entry ? this.#sessions.get(entry.tag.traceSession) : undefined,
+          entry?.tag.traceSession,
+          {
+            id: traceId,
+            message: notification,
+            context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+            receivedAt,
+            raw,
+            correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
+          },
+        ),
+      );
       if (!entry || entry.downstreamProgressToken === undefined || entry.tag.internal) {
         this.#metrics.inc('progress_unroutable_total', { direction: 'server->client', upstream: link.name });
         return;
@@ -1590,21 +1565,16 @@ export class Router implements SessionHost, LinkHost {
       const entry = requestId === undefined ? undefined : this.#table.cancelServerRequest(link.id, requestId);
       const traceId = newEnvelopeId();
       const session = entry ? this.#sessions.get(entry.session) : undefined;
-      this.#hop({
-        id: traceId,
-        message: notification,
-        direction: 'server->client',
-        session,
-        sessionKey: entry?.session ?? INTERNAL_SESSION,
-        transport: meta.transport,
-        from: serverParticipant(link.name),
-        to: GATEWAY_PARTICIPANT,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
-        receivedAt,
-        raw,
-        upstream: link.name,
-        ...(entry ? { correlation: [entry.tag.traceId] } : {}),
-      });
+      this.#hop(
+        fromUpstreamHop(link.name, meta.transport, session, entry?.session, {
+          id: traceId,
+          message: notification,
+          context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+          receivedAt,
+          raw,
+          correlation: entry ? [entry.tag.traceId] : undefined,
+        }),
+      );
       if (!entry || !session) {
         this.#metrics.inc('cancellations_ignored_total', { direction: 'server->client' });
         return;
@@ -1655,21 +1625,16 @@ export class Router implements SessionHost, LinkHost {
         : undefined;
     const traceId = newEnvelopeId();
     const first = targets.length === 1 ? this.#sessions.get(targets[0]!) : undefined;
-    this.#hop({
-      id: traceId,
-      message: notification,
-      direction: 'server->client',
-      session: first,
-      sessionKey: first?.key ?? INTERNAL_SESSION,
-      transport: meta.transport,
-      from: serverParticipant(link.name),
-      to: GATEWAY_PARTICIPANT,
-      context: related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_PARTICIPANT),
-      receivedAt,
-      raw,
-      upstream: link.name,
-      ...(related ? { correlation: [related.tag.upstreamTraceId] } : {}),
-    });
+    this.#hop(
+      fromUpstreamHop(link.name, meta.transport, first, undefined, {
+        id: traceId,
+        message: notification,
+        context: related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_PARTICIPANT),
+        receivedAt,
+        raw,
+        correlation: related ? [related.tag.upstreamTraceId] : undefined,
+      }),
+    );
     if (targets.length === 0)
       this.#metrics.inc('notifications_undelivered_total', {
         upstream: link.name,
@@ -1707,21 +1672,16 @@ export class Router implements SessionHost, LinkHost {
     const context = session
       ? `${cause?.parent ? cause.parent.tag.context : session.key}/${traceId}`
       : GATEWAY_PARTICIPANT;
-    this.#hop({
-      id: traceId,
-      message: request,
-      direction: 'server->client',
-      session,
-      sessionKey: session?.key ?? INTERNAL_SESSION,
-      transport: meta.transport,
-      from: serverParticipant(link.name),
-      to: GATEWAY_PARTICIPANT,
-      context,
-      receivedAt,
-      raw,
-      upstream: link.name,
-      ...(cause?.parent ? { correlation: [cause.parent.tag.upstreamTraceId] } : {}),
-    });
+    this.#hop(
+      fromUpstreamHop(link.name, meta.transport, session, undefined, {
+        id: traceId,
+        message: request,
+        context,
+        receivedAt,
+        raw,
+        correlation: cause?.parent ? [cause.parent.tag.upstreamTraceId] : undefined,
+      }),
+    );
     if (!session) {
       if (request.method === 'ping') {
         // Nobody in particular to ask: the gateway itself is alive, which is what ping checks.
@@ -2199,24 +2159,21 @@ export class Router implements SessionHost, LinkHost {
         'a downstream transport failed to send',
       );
     }
-    this.#hop({
-      id: trace.id,
-      message,
-      direction: 'server->client',
-      session,
-      transport: session.transportContext,
-      from: GATEWAY_PARTICIPANT,
-      to: clientParticipant(session.key),
-      context: trace.context,
-      receivedAt: trace.receivedAt,
-      raw: json,
-      correlation: trace.correlation,
-      sentAt: wallNow(),
-      ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
-      ...(trace.resultAt === undefined
-        ? {}
-        : { resultAt: trace.resultAt, resultIsError: trace.resultIsError === true }),
-    });
+    this.#hop(
+      toClientHop(
+        session,
+        {
+          id: trace.id,
+          message,
+          context: trace.context,
+          receivedAt: trace.receivedAt,
+          raw: json,
+          correlation: trace.correlation,
+        },
+        wallNow(),
+        trace,
+      ),
+    );
   }
 
   #sendToLink(
@@ -2284,22 +2241,22 @@ export class Router implements SessionHost, LinkHost {
         sent = written.message;
       }
     }
-    this.#hop({
-      id: trace.id,
-      message: sent,
-      direction: 'client->server',
-      session: trace.session,
-      sessionKey: trace.sessionKey ?? trace.session?.key ?? INTERNAL_SESSION,
-      transport: link.transportContext,
-      from: GATEWAY_PARTICIPANT,
-      to: serverParticipant(link.name),
-      context: trace.context,
-      receivedAt: trace.receivedAt,
-      raw: wire,
-      correlation: trace.correlation,
-      sentAt: wallNow(),
-      upstream: link.name,
-    });
+    this.#hop(
+      toUpstreamHop(
+        link,
+        trace.session,
+        trace.sessionKey,
+        {
+          id: trace.id,
+          message: sent,
+          context: trace.context,
+          receivedAt: trace.receivedAt,
+          raw: wire,
+          correlation: trace.correlation,
+        },
+        wallNow(),
+      ),
+    );
     return true;
   }
 
@@ -2325,56 +2282,9 @@ export class Router implements SessionHost, LinkHost {
       );
   }
 
-  #hop(params: {
-    id: string;
-    message: JsonRpcMessage;
-    direction: Direction;
-    session: SessionRecord | undefined;
-    sessionKey?: SessionKey;
-    transport: TransportContext;
-    from: string;
-    to: string;
-    context: string;
-    receivedAt: number;
-    raw: string | undefined;
-    correlation?: readonly string[];
-    sentAt?: number;
-    upstream?: string;
-    resultAt?: number;
-    resultIsError?: boolean;
-  }): void {
-    if (!this.#taps.wants(params.message)) return;
-    const session = params.session;
-    this.#taps.emit(
-      new LazyHopEvent({
-        id: params.id,
-        message: params.message,
-        direction: params.direction,
-        from: params.from,
-        to: params.to,
-        context: params.context,
-        correlationId: params.correlation,
-        // Traffic of no client session (the gateway's own) is traced under the session `gateway`.
-        session:
-          session?.key ??
-          (params.sessionKey !== undefined && params.sessionKey !== INTERNAL_SESSION
-            ? params.sessionKey
-            : GATEWAY_PARTICIPANT),
-        sessionContext: session
-          ? {
-              id: session.mcpSessionId ?? session.key,
-              protocolVersion: session.protocolVersion,
-              state: session.state,
-            }
-          : undefined,
-        transport: params.transport,
-        upstream: params.upstream,
-        payloadJson: params.raw,
-        resultAt: params.resultAt,
-        resultIsError: params.resultIsError,
-        receivedAt: params.receivedAt,
-        sentAt: params.sentAt,
-      }),
-    );
+  /** Hands a hop to the taps and the diagnostics channel, if anything wants it. */
+  #hop(fields: HopFields): void {
+    if (!this.#taps.wants(fields.message)) return;
+    this.#taps.emit(new LazyHopEvent(fields));
   }
 }
