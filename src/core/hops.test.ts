@@ -4,11 +4,11 @@ import {
   fromUpstreamHop,
   type HopBase,
   type HopSessionSource,
-  INTERNAL_SESSION,
   toClientHop,
   toUpstreamHop,
   traceSessionOf,
 } from './hops.js';
+import { INTERNAL_SESSION } from './session-key.js';
 
 const session: HopSessionSource = {
   key: 's1',

@@ -16,14 +16,9 @@ import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 import type { ProtocolVersion } from '../protocol/mcp/revisions.js';
 import type { SessionKey } from './correlation-table.js';
 import type { SessionState } from './ports.js';
+import { INTERNAL_SESSION } from './session-key.js';
 import type { HopFields, HopSession } from './taps.js';
 import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant } from './trace-mapping.js';
-
-/**
- * The correlation table's session for requests the gateway itself sends upstream (never a client
- * session). In the trace, that traffic is the gateway's: see {@link traceSessionOf}.
- */
-export const INTERNAL_SESSION: SessionKey = '#internal';
 
 /** The client session a hop concerns, as the router keeps it. */
 export interface HopSessionSource {

@@ -43,6 +43,7 @@ import {
   withProgressToken,
 } from '../protocol/mcp/progress.js';
 import { DEFAULT_REVISION, MODERN_REVISION, type ProtocolVersion } from '../protocol/mcp/revisions.js';
+import { type Attribution, attributeServerRequest } from './attribution.js';
 import {
   type ClientRequestEntry,
   CorrelationTable,
@@ -50,7 +51,7 @@ import {
   type ServerRequestEntry,
   type SessionKey,
 } from './correlation-table.js';
-import { clientInHop, fromUpstreamHop, INTERNAL_SESSION, toClientHop, toUpstreamHop } from './hops.js';
+import { clientInHop, fromUpstreamHop, toClientHop, toUpstreamHop } from './hops.js';
 import { type InboundItem, readInbound } from './inbound.js';
 import type {
   AddLink,
@@ -78,10 +79,9 @@ import {
   type RouterOptions,
   type UpstreamReply,
 } from './router-types.js';
+import { INTERNAL_SESSION } from './session-key.js';
 import { type HopFields, LazyHopEvent, TapBus } from './taps.js';
 import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
-
-export { INTERNAL_SESSION } from './hops.js';
 
 export type { SessionState, SessionView } from './ports.js';
 export {
@@ -97,6 +97,7 @@ export {
   type RouterOptions,
   type UpstreamReply,
 } from './router-types.js';
+export { INTERNAL_SESSION } from './session-key.js';
 
 /** The router's own record of a client request (see `CallInfo`). */
 interface ClientCall {
@@ -1765,51 +1766,13 @@ export class Router implements SessionHost, LinkHost {
    * streams tell), else the one call in flight on this link that is not already blocked on a
    * request to the client (or at least its session), else the one session using the link.
    */
-  #attribute(
-    link: LinkRecord,
-    meta: InboundMeta,
-  ): { session: SessionKey; parent?: ClientRequestEntry<ClientTag> } | undefined {
-    if (meta.relatedUpstreamId !== undefined) {
-      const parent = this.#table.findByUpstreamId(link.id, meta.relatedUpstreamId);
-      if (parent && !parent.tag.internal) return { session: parent.session, parent };
-    }
-    const waiting = this.#table.sessionsWaitingOn(link.id).filter((s) => s !== INTERNAL_SESSION);
-    // Calls the peer promised to ask nothing for (a 2026-07-28 client's, on a link to an upstream of
-    // both eras; `UpstreamTransport.asksNothingFor`) are no candidates: left in, one in flight would
-    // make a 2025 client's server request on the same link unroutable. With none left, the rule is
-    // as with no call in flight.
-    const asksNothing = link.transport.asksNothingFor?.bind(link.transport);
-    let pending = waiting.flatMap((s) =>
-      this.#table
-        .clientRequestsOf(s)
-        .filter(
-          (e) =>
-            e.link === link.id &&
-            !(asksNothing && e.tag.call && asksNothing(e.tag.call.routed ?? e.tag.call.request)),
-        ),
-    );
-    if (pending.length > 0) {
-      if (pending.length > 1) {
-        // A call already waiting on its own request to the client is blocked (servers await those
-        // answers): the new request is another call's. A 2026-07-28 client's parked call (input
-        // required, retry pending) is the common case; it must not make everyone unroutable.
-        const blocked = new Set(
-          this.#table
-            .serverRequestsOn(link.id)
-            .map((e) => e.tag.parentUpstreamId)
-            .filter((id) => id !== undefined)
-            .map((id) => idKey(id)),
-        );
-        const free = pending.filter((e) => !blocked.has(idKey(e.upstreamId)));
-        if (free.length > 0) pending = free;
-      }
-      const sessions = new Set(pending.map((e) => e.session));
-      if (sessions.size !== 1) return undefined;
-      const session = pending[0]!.session;
-      return pending.length === 1 ? { session, parent: pending[0]! } : { session };
-    }
-    const candidates = this.#resolver.sessionsFor(link.id).filter((s) => this.#sessions.has(s));
-    return candidates.length === 1 ? { session: candidates[0]! } : undefined;
+  #attribute(link: LinkRecord, meta: InboundMeta): Attribution<ClientTag> | undefined {
+    return attributeServerRequest(this.#table, {
+      link: link.id,
+      relatedUpstreamId: meta.relatedUpstreamId,
+      asksNothingFor: link.transport.asksNothingFor?.bind(link.transport),
+      sessionsUsingLink: () => this.#resolver.sessionsFor(link.id).filter((s) => this.#sessions.has(s)),
+    });
   }
 
   // ---------------------------------------------------------------- gateway-originated
