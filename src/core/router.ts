@@ -44,6 +44,7 @@ import {
 } from '../protocol/mcp/progress.js';
 import { DEFAULT_REVISION, MODERN_REVISION, type ProtocolVersion } from '../protocol/mcp/revisions.js';
 import { type Attribution, attributeServerRequest } from './attribution.js';
+import { runInterceptors } from './call-pipeline.js';
 import {
   type ClientRequestEntry,
   CorrelationTable,
@@ -190,6 +191,19 @@ function isErrorResult(result: unknown): boolean {
 }
 
 /** How a call ends, carried through its interceptors' `complete` (see `Router.#finish`). */
+type Admitter = CallInterceptor & Required<Pick<CallInterceptor, 'admit'>>;
+type Completer = CallInterceptor & Required<Pick<CallInterceptor, 'complete'>>;
+
+/** How a call ends, beyond its payload (`Router.#finish`). */
+interface FinishOptions {
+  /** Trace ids of the upstream responses the answer was built from (default none). */
+  readonly derivedFrom?: readonly string[];
+  /** False when the client no longer wants the response: cancelled, or its session ended (default true). */
+  readonly deliver?: boolean;
+  /** The upstream that answered, for the trace. */
+  readonly upstream?: string;
+}
+
 interface Ending {
   readonly call: ClientCall;
   readonly derivedFrom: readonly string[];
@@ -544,8 +558,7 @@ export class Router implements SessionHost, LinkHost {
       this.#finish(
         call,
         { error: gatewayError(SbErrorCode.Internal, `client session closed: ${reason}`) },
-        [],
-        false,
+        { deliver: false },
       );
     }
     const released = this.#table.closeSession(key);
@@ -841,16 +854,17 @@ export class Router implements SessionHost, LinkHost {
     admitters: readonly CallInterceptor[],
     index: number,
   ): void {
-    for (let i = index; i < admitters.length; i++) {
-      if (call.done) return;
-      const interceptor = admitters[i] as CallInterceptor & Required<Pick<CallInterceptor, 'admit'>>;
-      let admission: Admission | Promise<Admission>;
-      try {
-        admission = interceptor.admit(this.#callInfo(call));
-      } catch (error) {
-        admission = Promise.reject(error);
-      }
-      if (admission instanceof Promise) {
+    if (call.done) return;
+    const ranThrough = runInterceptors<Admission, CallInterceptor>(
+      admitters,
+      index,
+      (interceptor) => (interceptor as Admitter).admit(this.#callInfo(call)),
+      (admission) => {
+        if (admission.allow) return !call.done;
+        this.#finish(call, { error: admission.error });
+        return false;
+      },
+      (admission, interceptor, i) =>
         admission.then(
           (a) =>
             this.#step(call, 'admit', () => {
@@ -868,15 +882,9 @@ export class Router implements SessionHost, LinkHost {
                 error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
               });
             }),
-        );
-        return;
-      }
-      if (!admission.allow) {
-        this.#finish(call, { error: admission.error });
-        return;
-      }
-    }
-    if (call.done) return;
+        ),
+    );
+    if (!ranThrough || call.done) return;
     if (resolution.kind === 'local') this.#runLocal(call, resolution.handle);
     else this.#forward(call, resolution.link);
   }
@@ -987,7 +995,7 @@ export class Router implements SessionHost, LinkHost {
       (result) =>
         this.#step(call, 'local', () => {
           const payload = result.error ? { error: result.error } : { result: result.result ?? {} };
-          this.#finish(call, payload, result.derivedFrom ?? []);
+          this.#finish(call, payload, { derivedFrom: result.derivedFrom ?? NONE });
         }),
       (error: unknown) =>
         this.#step(call, 'local', () => {
@@ -1026,11 +1034,10 @@ export class Router implements SessionHost, LinkHost {
   #finish(
     call: ClientCall,
     payload: { result: unknown } | { error: JsonRpcErrorObject },
-    derivedFrom: readonly string[] = NONE,
-    deliver = true,
-    upstream?: string,
+    options: FinishOptions = {},
   ): void {
     if (call.done) return;
+    const { derivedFrom = NONE, deliver = true, upstream } = options;
     call.done = true;
     if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
     const response = { jsonrpc: '2.0', id: call.request.id, ...payload } as JsonRpcResponse;
@@ -1056,15 +1063,15 @@ export class Router implements SessionHost, LinkHost {
     const { call, completers, outcome } = ending;
     const info = this.#callInfo(call);
     let current = response;
-    for (let i = index; i < completers.length; i++) {
-      const interceptor = completers[i] as CallInterceptor & Required<Pick<CallInterceptor, 'complete'>>;
-      let next: JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined>;
-      try {
-        next = interceptor.complete(info, current, outcome);
-      } catch (error) {
-        next = Promise.reject(error);
-      }
-      if (next instanceof Promise) {
+    const ranThrough = runInterceptors<JsonRpcResponse | undefined, CallInterceptor>(
+      completers,
+      index,
+      (interceptor) => (interceptor as Completer).complete(info, current, outcome),
+      (next) => {
+        if (next !== undefined) current = next;
+        return true;
+      },
+      (next, interceptor, i) => {
         const held = current;
         next.then(
           (replaced) => this.#settle(ending, () => this.#complete(ending, replaced ?? held, i + 1)),
@@ -1088,11 +1095,9 @@ export class Router implements SessionHost, LinkHost {
               );
             }),
         );
-        return;
-      }
-      if (next !== undefined) current = next;
-    }
-    this.#sendResponse(ending, current);
+      },
+    );
+    if (ranThrough) this.#sendResponse(ending, current);
   }
 
   /**
@@ -1239,8 +1244,7 @@ export class Router implements SessionHost, LinkHost {
         this.#finish(
           call,
           { error: gatewayError(SbErrorCode.Cancelled, 'cancelled by the client') },
-          [],
-          false,
+          { deliver: false },
         );
       }
       if (entry) {
@@ -1504,7 +1508,9 @@ export class Router implements SessionHost, LinkHost {
     const call = entry.tag.call;
     if (!call) return;
     const payload = 'error' in response ? { error: response.error } : { result: response.result };
-    this.#step(call, 'answer', () => this.#finish(call, payload, [traceId], true, link.name));
+    this.#step(call, 'answer', () =>
+      this.#finish(call, payload, { derivedFrom: [traceId], upstream: link.name }),
+    );
   }
 
   #upstreamNotification(
@@ -1997,7 +2003,7 @@ export class Router implements SessionHost, LinkHost {
       return;
     }
     const call = entry.tag.call;
-    if (call) this.#step(call, 'fail', () => this.#finish(call, { error }, [], !entry.cancelled));
+    if (call) this.#step(call, 'fail', () => this.#finish(call, { error }, { deliver: !entry.cancelled }));
   }
 
   #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {
