@@ -35,7 +35,6 @@ import {
 import {
   cancelledNotification,
   cancelledRequestId,
-  type ProgressToken,
   progressNotificationToken,
   progressTokenOf,
   rewriteRequest,
@@ -144,7 +143,6 @@ interface ServerTag {
   readonly downTraceId: string;
   readonly context: string;
   readonly upstream: string;
-  readonly progressToken?: ProgressToken;
   /** The upstream id of the client request it was attributed to, if any. */
   readonly parentUpstreamId?: RequestId;
 }
@@ -1308,19 +1306,11 @@ export class Router implements SessionHost, LinkHost {
     const links: LinkId[] = [];
     for (const link of this.#links.values()) {
       // Server request tokens are not rewritten, so match on the token the server chose.
-      if (this.#serverRequestWithToken(session.key, link.id, token)) links.push(link.id);
+      if (this.#table.hasServerProgressToken(session.key, link.id, token)) links.push(link.id);
     }
     if (links.length === 0) this.#metrics.inc('progress_unroutable_total', { direction: 'client->server' });
     return links;
   }
-
-  #serverRequestWithToken(session: SessionKey, link: LinkId, token: ProgressToken): boolean {
-    return (
-      this.#serverTokens.get(`${session}\u0000${link}\u0000${typeof token}:${String(token)}`) !== undefined
-    );
-  }
-
-  readonly #serverTokens = new Map<string, true>();
 
   #clientResponse(
     session: SessionRecord,
@@ -1350,7 +1340,6 @@ export class Router implements SessionHost, LinkHost {
       );
       return;
     }
-    this.#forgetServerToken(entry);
     const link = this.#links.get(entry.link);
     if (!link || link.state === 'down') return;
     const upstream = { ...response, id: entry.upstreamId } as JsonRpcResponse;
@@ -1586,7 +1575,6 @@ export class Router implements SessionHost, LinkHost {
         this.#metrics.inc('cancellations_ignored_total', { direction: 'server->client' });
         return;
       }
-      this.#forgetServerToken(entry);
       this.#deliver(
         session,
         withCancelledRequestId(notification, entry.downstreamId),
@@ -1725,13 +1713,13 @@ export class Router implements SessionHost, LinkHost {
       upstreamId: request.id,
       session: session.key,
       method: request.method,
+      ...(token === undefined ? {} : { progressToken: token }),
       now: performance.now(),
       tag: {
         traceId,
         downTraceId,
         context,
         upstream: link.name,
-        ...(token === undefined ? {} : { progressToken: token }),
         ...(cause?.parent ? { parentUpstreamId: cause.parent.upstreamId } : {}),
       },
     });
@@ -1751,8 +1739,6 @@ export class Router implements SessionHost, LinkHost {
       );
       return;
     }
-    if (token !== undefined)
-      this.#serverTokens.set(`${session.key}\u0000${link.id}\u0000${typeof token}:${String(token)}`, true);
     const down: JsonRpcRequest = { ...request, id: opened.entry.downstreamId };
     const delivery: Delivery = cause?.parent
       ? { kind: 'related', request: cause.parent.downstreamId }
@@ -1957,7 +1943,6 @@ export class Router implements SessionHost, LinkHost {
       );
     }
     for (const entry of expired.serverTimedOut) {
-      this.#forgetServerToken(entry);
       const link = this.#links.get(entry.link);
       if (link)
         this.#answerUpstreamRequest(
@@ -1968,7 +1953,7 @@ export class Router implements SessionHost, LinkHost {
           wallNow(),
           entry.tag.traceId,
         );
-      this.#cancelTowardClient(entry, 'timed out in the gateway', false);
+      this.#cancelTowardClient(entry, 'timed out in the gateway');
     }
     this.#scheduleExpiry();
   }
@@ -2019,8 +2004,7 @@ export class Router implements SessionHost, LinkHost {
     });
   }
 
-  #cancelTowardClient(entry: ServerRequestEntry<ServerTag>, reason: string, forget = true): void {
-    if (forget) this.#forgetServerToken(entry);
+  #cancelTowardClient(entry: ServerRequestEntry<ServerTag>, reason: string): void {
     const session = this.#sessions.get(entry.session);
     if (!session) return;
     this.#deliver(
@@ -2037,7 +2021,6 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #answerUpstream(entry: ServerRequestEntry<ServerTag>, error: JsonRpcErrorObject): void {
-    this.#forgetServerToken(entry);
     const link = this.#links.get(entry.link);
     if (link)
       this.#answerUpstreamRequest(
@@ -2048,12 +2031,6 @@ export class Router implements SessionHost, LinkHost {
         wallNow(),
         entry.tag.traceId,
       );
-  }
-
-  #forgetServerToken(entry: ServerRequestEntry<ServerTag>): void {
-    const token = entry.tag.progressToken;
-    if (token !== undefined)
-      this.#serverTokens.delete(`${entry.session}\u0000${entry.link}\u0000${typeof token}:${String(token)}`);
   }
 
   #answerUpstreamRequest(
