@@ -350,6 +350,7 @@ export class Router implements SessionHost, LinkHost {
   /** Who waits for `#inFlight` to reach 0 (`whenNoCallsInFlight`). */
   #idleWaiters: (() => void)[] = [];
 
+  /** A router with no sessions and no links yet; its taps default to an empty bus. */
   constructor(options: RouterOptions) {
     this.#resolver = options.resolver;
     this.#logger = options.logger;
@@ -369,10 +370,12 @@ export class Router implements SessionHost, LinkHost {
     if (interceptor.delivered) this.#deliverers = [...this.#deliverers, interceptor];
   }
 
+  /** The tap bus every hop is emitted to (add a tap to it to observe traffic). */
   get taps(): TapBus {
     return this.#taps;
   }
 
+  /** How many requests to upstreams are in the correlation table (cancelled ones awaiting a late answer too). */
   get pendingRequests(): number {
     return this.#table.clientRequestCount;
   }
@@ -399,6 +402,10 @@ export class Router implements SessionHost, LinkHost {
     params.transport.onmessage = (text, meta) => this.handleUpstreamText(params.id, text, meta);
   }
 
+  /**
+   * Marks link `id` ready (its initialize handshake done): sends what was queued for it, in order,
+   * and settles `whenLinkReady` waits. Ignored for an unknown link or one that is down.
+   */
   setLinkReady(id: LinkId): void {
     const link = this.#links.get(id);
     if (!link || link.state === 'down') return;
@@ -418,6 +425,7 @@ export class Router implements SessionHost, LinkHost {
     }
   }
 
+  /** Link `id`'s state (`starting`, `ready`, `down`), or undefined if it was never attached. */
   linkState(id: LinkId): LinkState | undefined {
     return this.#links.get(id)?.state;
   }
@@ -464,6 +472,7 @@ export class Router implements SessionHost, LinkHost {
     });
   }
 
+  /** The upstream name of link `id` (what logs, metrics and the trace call it), if attached. */
   linkName(id: LinkId): string | undefined {
     return this.#links.get(id)?.name;
   }
@@ -503,6 +512,10 @@ export class Router implements SessionHost, LinkHost {
 
   // ---------------------------------------------------------------- sessions
 
+  /**
+   * Registers a client session under `params.key` (state `uninitialized`, the default revision
+   * unless given) with the port its messages go out by, and returns a snapshot of it.
+   */
   openSession(params: OpenSession): SessionView {
     const record: SessionRecord = {
       key: params.key,
@@ -520,6 +533,7 @@ export class Router implements SessionHost, LinkHost {
     return this.#view(record);
   }
 
+  /** A snapshot (a copy, not live) of session `key`, or undefined once it is closed or unknown. */
   session(key: SessionKey): SessionView | undefined {
     const record = this.#sessions.get(key);
     return record ? this.#view(record) : undefined;
@@ -571,6 +585,7 @@ export class Router implements SessionHost, LinkHost {
     }
   }
 
+  /** How many client sessions are open. */
   get sessionCount(): number {
     return this.#sessions.size;
   }
@@ -587,6 +602,7 @@ export class Router implements SessionHost, LinkHost {
     this.#draining = true;
   }
 
+  /** Whether `beginDrain` was called: new client requests are then refused. */
   get draining(): boolean {
     return this.#draining;
   }
@@ -1442,6 +1458,11 @@ export class Router implements SessionHost, LinkHost {
     }
   }
 
+  /**
+   * Handles one message from link `linkId` that a transport parsed itself (`raw`: its text, for the
+   * trace): a response is matched to its request, a request is attributed to a session, a
+   * notification is routed. Ignored for an unknown link.
+   */
   handleUpstreamMessage(linkId: LinkId, message: JsonRpcMessage, meta: InboundMeta, raw?: string): void {
     const link = this.#links.get(linkId);
     if (!link) return;
