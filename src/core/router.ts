@@ -1523,6 +1523,7 @@ export class Router implements SessionHost, LinkHost {
     );
   }
 
+  /** A notification from an upstream: progress, a server's cancellation of its own request, or anything else. */
   #upstreamNotification(
     link: LinkRecord,
     notification: JsonRpcNotification,
@@ -1530,87 +1531,114 @@ export class Router implements SessionHost, LinkHost {
     receivedAt: number,
     raw: string | undefined,
   ): void {
-    if (notification.method === 'notifications/progress') {
-      const token = progressNotificationToken(notification);
-      const entry =
-        token === undefined ? undefined : this.#table.routeProgress(link.id, token, performance.now());
-      const traceId = newEnvelopeId();
-      this.#hop(
-        fromUpstreamHop(
-          link.name,
-          meta.transport,
-          entry ? this.#sessions.get(entry.tag.traceSession) : undefined,
-          entry?.tag.traceSession,
-          {
-            id: traceId,
-            message: notification,
-            context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
-            receivedAt,
-            raw,
-            correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
-          },
-        ),
-      );
-      if (!entry || entry.downstreamProgressToken === undefined || entry.tag.internal) {
-        this.#metrics.inc('progress_unroutable_total', { direction: 'server->client', upstream: link.name });
-        return;
-      }
-      if (entry.cancelled) {
-        // Recorded above in the cancelled request's context; the client asked to hear no more of it.
-        this.#metrics.inc('progress_after_cancel_total', { upstream: link.name });
-        return;
-      }
-      const session = this.#sessions.get(entry.session);
-      if (!session) return;
-      this.#deliver(
-        session,
-        withProgressToken(notification, entry.downstreamProgressToken),
-        { kind: 'related', request: entry.downstreamId },
+    if (notification.method === 'notifications/progress')
+      this.#upstreamProgress(link, notification, meta, receivedAt, raw);
+    else if (notification.method === 'notifications/cancelled')
+      this.#upstreamCancelled(link, notification, meta, receivedAt, raw);
+    else this.#upstreamOtherNotification(link, notification, meta, receivedAt, raw);
+  }
+
+  /** Progress from an upstream: to the client request that carried the token, with the client's token. */
+  #upstreamProgress(
+    link: LinkRecord,
+    notification: JsonRpcNotification,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    const token = progressNotificationToken(notification);
+    const entry =
+      token === undefined ? undefined : this.#table.routeProgress(link.id, token, performance.now());
+    const traceId = newEnvelopeId();
+    this.#hop(
+      fromUpstreamHop(
+        link.name,
+        meta.transport,
+        entry ? this.#sessions.get(entry.tag.traceSession) : undefined,
+        entry?.tag.traceSession,
         {
-          id: newEnvelopeId(),
-          correlation: [entry.tag.traceId, traceId],
-          context: entry.tag.context,
-          receivedAt,
-          upstream: link.name,
-        },
-      );
-      return;
-    }
-    if (notification.method === 'notifications/cancelled') {
-      // A server cancels its own request to a client.
-      const requestId = cancelledRequestId(notification);
-      const entry = requestId === undefined ? undefined : this.#table.cancelServerRequest(link.id, requestId);
-      const traceId = newEnvelopeId();
-      const session = entry ? this.#sessions.get(entry.session) : undefined;
-      this.#hop(
-        fromUpstreamHop(link.name, meta.transport, session, entry?.session, {
           id: traceId,
           message: notification,
           context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
           receivedAt,
           raw,
-          correlation: entry ? [entry.tag.traceId] : undefined,
-        }),
-      );
-      if (!entry || !session) {
-        this.#metrics.inc('cancellations_ignored_total', { direction: 'server->client' });
-        return;
-      }
-      this.#deliver(
-        session,
-        withCancelledRequestId(notification, entry.downstreamId),
-        { kind: 'unrelated' },
-        {
-          id: newEnvelopeId(),
-          correlation: [entry.tag.downTraceId, traceId],
-          context: entry.tag.context,
-          receivedAt,
-          upstream: link.name,
+          correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
         },
-      );
+      ),
+    );
+    if (!entry || entry.downstreamProgressToken === undefined || entry.tag.internal) {
+      this.#metrics.inc('progress_unroutable_total', { direction: 'server->client', upstream: link.name });
       return;
     }
-    // Anything else: to the session whose request it came with, else to whom the resolver says.
+    if (entry.cancelled) {
+      // Recorded above in the cancelled request's context; the client asked to hear no more of it.
+      this.#metrics.inc('progress_after_cancel_total', { upstream: link.name });
+      return;
+    }
+    const session = this.#sessions.get(entry.session);
+    if (!session) return;
+    this.#deliver(
+      session,
+      withProgressToken(notification, entry.downstreamProgressToken),
+      { kind: 'related', request: entry.downstreamId },
+      {
+        id: newEnvelopeId(),
+        correlation: [entry.tag.traceId, traceId],
+        context: entry.tag.context,
+        receivedAt,
+        upstream: link.name,
+      },
+    );
+  }
+
+  /** A server cancels its own request to a client: the client is told, under the gateway's id. */
+  #upstreamCancelled(
+    link: LinkRecord,
+    notification: JsonRpcNotification,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    const requestId = cancelledRequestId(notification);
+    const entry = requestId === undefined ? undefined : this.#table.cancelServerRequest(link.id, requestId);
+    const traceId = newEnvelopeId();
+    const session = entry ? this.#sessions.get(entry.session) : undefined;
+    this.#hop(
+      fromUpstreamHop(link.name, meta.transport, session, entry?.session, {
+        id: traceId,
+        message: notification,
+        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        receivedAt,
+        raw,
+        correlation: entry ? [entry.tag.traceId] : undefined,
+      }),
+    );
+    if (!entry || !session) {
+      this.#metrics.inc('cancellations_ignored_total', { direction: 'server->client' });
+      return;
+    }
+    this.#deliver(
+      session,
+      withCancelledRequestId(notification, entry.downstreamId),
+      { kind: 'unrelated' },
+      {
+        id: newEnvelopeId(),
+        correlation: [entry.tag.downTraceId, traceId],
+        context: entry.tag.context,
+        receivedAt,
+        upstream: link.name,
+      },
+    );
+  }
+
+  /** Any other upstream notification: to the session whose request it came with, else to whom the resolver says. */
+  #upstreamOtherNotification(
+    link: LinkRecord,
+    notification: JsonRpcNotification,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
     const related =
       meta.relatedUpstreamId === undefined
         ? undefined
