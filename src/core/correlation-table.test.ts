@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RequestId } from '../protocol/jsonrpc/types.js';
+import type { ProgressToken } from '../protocol/mcp/progress.js';
 import { CorrelationTable } from './correlation-table.js';
 
 function open(
@@ -158,6 +159,34 @@ describe('CorrelationTable', () => {
     expect(table.sessionsWaitingOn('L')).toEqual(['B']);
   });
 
+  it('indexes server progress tokens by session and link until the last request carrying one goes', () => {
+    const table = new CorrelationTable<string, string>();
+    const serve = (upstreamId: number, session = 'A', link = 'L') =>
+      table.openServerRequest({
+        link,
+        upstreamId,
+        session,
+        method: 'm',
+        progressToken: 'p',
+        now: 0,
+        tag: '',
+      });
+    serve(1);
+    serve(2);
+    serve(3, 'B');
+    table.openServerRequest({ link: 'L', upstreamId: 4, session: 'A', method: 'm', now: 0, tag: '' });
+    expect(table.hasServerProgressToken('A', 'L', 'p')).toBe(true);
+    expect(table.hasServerProgressToken('A', 'L2', 'p')).toBe(false);
+    expect(table.hasServerProgressToken('A', 'L', 1)).toBe(false);
+    table.cancelServerRequest('L', 1);
+    expect(table.hasServerProgressToken('A', 'L', 'p')).toBe(true);
+    table.closeSession('A');
+    expect(table.hasServerProgressToken('A', 'L', 'p')).toBe(false);
+    expect(table.hasServerProgressToken('B', 'L', 'p')).toBe(true);
+    table.closeLink('L');
+    expect(table.hasServerProgressToken('B', 'L', 'p')).toBe(false);
+  });
+
   it('computes the next deadline', () => {
     const table = new CorrelationTable<string>({ requestTimeoutMs: 100 });
     expect(table.nextDeadline()).toBe(Number.POSITIVE_INFINITY);
@@ -180,7 +209,7 @@ type Op =
   | { t: 'progress'; pick: number }
   | { t: 'cancel'; pick: number }
   | { t: 'cancelUnknown'; session: number; id: RequestId }
-  | { t: 'serverRequest'; link: number; session: number; id: number }
+  | { t: 'serverRequest'; link: number; session: number; id: number; token: ProgressToken | null }
   | { t: 'clientRespond'; pick: number }
   | { t: 'tick'; ms: number }
   | { t: 'closeLink'; link: number }
@@ -213,6 +242,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       link: fc.nat(1),
       session: fc.nat(3),
       id: fc.nat(3),
+      // Server tokens are the server's own and not rewritten: they may repeat, also across links.
+      token: fc.option(fc.constantFrom<ProgressToken>('p', 1, '1')),
     }),
   },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('clientRespond' as const), pick: fc.nat(50) }) },
@@ -244,15 +275,19 @@ describe('CorrelationTable under random interleavings (property)', () => {
         // Upstream view: what each link has been sent and not yet answered.
         const inFlight: ModelRequest[] = [];
         // Server requests delivered to clients and not yet answered.
-        const serverPending: { session: string; downstreamId: number; link: string; upstreamId: number }[] =
-          [];
+        const serverPending: {
+          session: string;
+          downstreamId: number;
+          link: string;
+          upstreamId: number;
+          token?: ProgressToken;
+        }[] = [];
         const key = (session: string, id: RequestId) => `${session}|${typeof id}|${String(id)}`;
         const clientPending = new Set<string>();
         // Every client request and server request ever opened, to check at the end that no index
         // (ids, progress tokens, server request ids either way) still routes anything to it.
         const opened: ModelRequest[] = [];
-        const serverOpened: { session: string; downstreamId: number; link: string; upstreamId: number }[] =
-          [];
+        const serverOpened: typeof serverPending = [];
 
         for (const rawOp of ops) {
           let op: Exclude<Op, { t: 'reuse' }>;
@@ -355,6 +390,7 @@ describe('CorrelationTable under random interleavings (property)', () => {
                 upstreamId: op.id,
                 session,
                 method: 'sampling/createMessage',
+                ...(op.token === null ? {} : { progressToken: op.token }),
                 now,
                 tag: '',
               });
@@ -366,7 +402,13 @@ describe('CorrelationTable under random interleavings (property)', () => {
                     (s) => s.session === session && s.downstreamId === result.entry.downstreamId,
                   ),
                 ).toBe(false);
-                const entry = { session, downstreamId: result.entry.downstreamId, link, upstreamId: op.id };
+                const entry = {
+                  session,
+                  downstreamId: result.entry.downstreamId,
+                  link,
+                  upstreamId: op.id,
+                  ...(op.token === null ? {} : { token: op.token }),
+                };
                 serverPending.push(entry);
                 serverOpened.push(entry);
               }
@@ -433,6 +475,13 @@ describe('CorrelationTable under random interleavings (property)', () => {
           }
           expect(table.clientRequestCount).toBe(inFlight.length);
           expect(table.serverRequestCount).toBe(serverPending.length);
+          // The server progress-token index says exactly which server requests carry which token.
+          for (const session of ['S0', 'S1', 'S2', 'S3'])
+            for (const link of ['L0', 'L1'])
+              for (const token of ['p', 1, '1'] as const)
+                expect(table.hasServerProgressToken(session, link, token)).toBe(
+                  serverPending.some((s) => s.session === session && s.link === link && s.token === token),
+                );
           for (const req of inFlight) {
             if (!req.cancelled)
               expect(table.findClientRequest(req.session, req.id)?.upstreamId).toBe(req.upstreamId);
@@ -459,6 +508,8 @@ describe('CorrelationTable under random interleavings (property)', () => {
             expect(table.routeProgress(req.link, req.upstreamToken, now)).toBeUndefined();
         }
         for (const s of serverOpened) {
+          if (s.token !== undefined)
+            expect(table.hasServerProgressToken(s.session, s.link, s.token)).toBe(false);
           expect(table.cancelServerRequest(s.link, s.upstreamId)).toBeUndefined();
           expect(table.takeClientResponse(s.session, s.downstreamId)).toBeUndefined();
         }

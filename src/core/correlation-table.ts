@@ -8,7 +8,8 @@
  *   - each upstream response resolves exactly the client request it answers, at most once;
  *   - each progress notification maps to the request that carried its token while it is pending;
  *   - each `notifications/cancelled` maps to the request it names, in the right direction;
- *   - each server->client request gets a per-session id and its response maps back to it;
+ *   - each server->client request gets a per-session id and its response maps back to it, and its
+ *     progress token (the server's own, not rewritten) tells which link a client's progress is for;
  *   - after completion, cancellation, expiry, `closeSession` or `closeLink`, nothing is left behind.
  *
  * Ids: the gateway gives every forwarded client request a fresh upstream id (a number unique per
@@ -70,6 +71,8 @@ export interface ServerRequestEntry<T> {
   /** The id the gateway gave it toward the client (unique per session). */
   readonly downstreamId: number;
   readonly method: string;
+  /** The progress token the server put on it (kept as is: the client reports progress with it). */
+  readonly progressToken?: ProgressToken;
   readonly openedAt: number;
   readonly deadline: number;
   readonly tag: T;
@@ -107,6 +110,10 @@ function tokenKey(token: ProgressToken): string {
   return typeof token === 'number' ? `n${token}` : `s${token}`;
 }
 
+function serverTokenKey(session: SessionKey, link: LinkId, token: ProgressToken): string {
+  return session + SEP + link + SEP + tokenKey(token);
+}
+
 export class CorrelationTable<C = unknown, S = unknown> {
   readonly #timeouts: CorrelationTimeouts;
   readonly #clientByDownstream = new Map<string, MutableClientEntry<C>>();
@@ -114,6 +121,8 @@ export class CorrelationTable<C = unknown, S = unknown> {
   readonly #clientByToken = new Map<string, MutableClientEntry<C>>();
   readonly #serverByUpstream = new Map<string, ServerRequestEntry<S>>();
   readonly #serverByDownstream = new Map<string, ServerRequestEntry<S>>();
+  /** Server requests in flight by `(session, link, progress token)`: how many carry that token. */
+  readonly #serverTokens = new Map<string, number>();
   readonly #linkCounters = new Map<LinkId, number>();
   readonly #sessionCounters = new Map<SessionKey, number>();
 
@@ -238,6 +247,7 @@ export class CorrelationTable<C = unknown, S = unknown> {
     readonly upstreamId: RequestId;
     readonly session: SessionKey;
     readonly method: string;
+    readonly progressToken?: ProgressToken;
     readonly now: number;
     readonly tag: S;
   }): OpenServerResult<S> {
@@ -252,12 +262,17 @@ export class CorrelationTable<C = unknown, S = unknown> {
       session: params.session,
       downstreamId,
       method: params.method,
+      ...(params.progressToken === undefined ? {} : { progressToken: params.progressToken }),
       openedAt: params.now,
       deadline: timeout > 0 ? params.now + timeout : Number.POSITIVE_INFINITY,
       tag: params.tag,
     };
     this.#serverByUpstream.set(upKey, entry);
     this.#serverByDownstream.set(params.session + SEP + idKey(downstreamId), entry);
+    if (params.progressToken !== undefined) {
+      const key = serverTokenKey(params.session, params.link, params.progressToken);
+      this.#serverTokens.set(key, (this.#serverTokens.get(key) ?? 0) + 1);
+    }
     return { ok: true, entry };
   }
 
@@ -275,6 +290,14 @@ export class CorrelationTable<C = unknown, S = unknown> {
     if (!entry) return undefined;
     this.#removeServer(entry);
     return entry;
+  }
+
+  /**
+   * Whether a server request from `link` to `session` is in flight with progress token `token`: the
+   * client's progress with that token goes to that link (server tokens are not rewritten).
+   */
+  hasServerProgressToken(session: SessionKey, link: LinkId, token: ProgressToken): boolean {
+    return this.#serverTokens.has(serverTokenKey(session, link, token));
   }
 
   /** Sessions with client requests in flight (not cancelled) on `link`, in no particular order. */
@@ -371,5 +394,11 @@ export class CorrelationTable<C = unknown, S = unknown> {
   #removeServer(entry: ServerRequestEntry<S>): void {
     this.#serverByUpstream.delete(entry.link + SEP + idKey(entry.upstreamId));
     this.#serverByDownstream.delete(entry.session + SEP + idKey(entry.downstreamId));
+    if (entry.progressToken !== undefined) {
+      const key = serverTokenKey(entry.session, entry.link, entry.progressToken);
+      const left = (this.#serverTokens.get(key) ?? 1) - 1;
+      if (left > 0) this.#serverTokens.set(key, left);
+      else this.#serverTokens.delete(key);
+    }
   }
 }

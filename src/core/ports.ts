@@ -54,9 +54,13 @@ export interface InboundMeta {
   readonly relatedUpstreamId?: RequestId;
 }
 
+/** Why an upstream connection ended, as its transport reports it (`onclose`). */
 export interface UpstreamClose {
+  /** A human-readable reason, for logs and the errors clients get. */
   readonly reason: string;
+  /** The child process's exit code, when a process ended. */
   readonly code?: number | null;
+  /** The signal that ended the child process, if one did. */
   readonly signal?: string | null;
 }
 
@@ -78,15 +82,21 @@ export interface UpstreamClose {
  * - `close()` is idempotent.
  */
 export interface UpstreamTransport {
+  /** Connects (spawns the process, opens the session); resolves once messages can be sent. */
   start(): Promise<void>;
+  /** Writes `message` (serialised as `json`) to the peer; returns the rewritten copy, if any (above). */
   send(json: string, message: JsonRpcMessage): Wire | undefined;
   /** The error to answer `request` with instead of sending it, or `undefined` to send it. */
   refuse?(request: JsonRpcRequest): JsonRpcErrorObject | undefined;
   /** Whether the peer will never ask the client anything on behalf of `request` (see above). */
   asksNothingFor?(request: JsonRpcRequest): boolean;
+  /** Ends the connection; resolves once it is closed. Idempotent. */
   close(): Promise<void>;
+  /** Called with each message's text from the peer, and what the transport knows about it. */
   onmessage?: (text: string, meta: InboundMeta) => void;
+  /** Called exactly once when the connection ends, for whatever reason. */
   onclose?: (close: UpstreamClose) => void;
+  /** Called on a failure that does not (yet) end the connection. */
   onerror?: (error: Error) => void;
 }
 
@@ -99,12 +109,17 @@ export type SessionState = 'uninitialized' | 'initializing' | 'active' | 'closin
 export interface SessionView {
   /** Internal key: a valid MEUP context segment and the root of the session's trace contexts. */
   readonly key: SessionKey;
+  /** The `Mcp-Session-Id` the client knows the session by, when the transport issued one. */
   readonly mcpSessionId?: string;
+  /** Who is calling (authentication's principal; `local` without it). */
   readonly principal?: string;
   /** The principal's roles, as authentication established them. */
   readonly roles?: readonly string[];
+  /** The kind of transport the client is on. */
   readonly transport: TransportKind;
+  /** The MCP revision agreed with the client (the default until it says). */
   readonly protocolVersion: ProtocolVersion;
+  /** Where the session is in its life. */
   readonly state: SessionState;
   /** The client's `initialize` params, once seen (clientInfo, capabilities, protocolVersion). */
   readonly initializeParams?: JsonObject;
@@ -116,12 +131,15 @@ export interface OpenSession {
   readonly key: SessionKey;
   /** Where the core sends the session's messages. */
   readonly port: DownstreamPort;
+  /** The kind of transport the client is on. */
   readonly transport: TransportKind;
+  /** The transport's details, recorded on the session's hops (the trace). */
   readonly transportContext: TransportContext;
   /** The `Mcp-Session-Id` the client knows the session by, when the transport issues one. */
   readonly mcpSessionId?: string;
   /** Who is calling (authentication's principal; `local` without it) and their roles. */
   readonly principal?: string;
+  /** The principal's roles. */
   readonly roles?: readonly string[];
   /** The revision already agreed (a 2026-07-28 request, a header), before any `initialize`. */
   readonly protocolVersion?: ProtocolVersion;
@@ -161,7 +179,9 @@ export interface AddLink {
   readonly id: LinkId;
   /** The upstream's name, as the configuration names it. */
   readonly name: string;
+  /** The connection; the router sets its `onmessage`. */
   readonly transport: UpstreamTransport;
+  /** The transport's details, recorded on the link's hops (the trace). */
   readonly transportContext: TransportContext;
   /** `starting` queues client traffic until `setLinkReady`; default `ready`. */
   readonly state?: 'ready' | 'starting';

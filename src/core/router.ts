@@ -12,7 +12,6 @@
  * caused by it opens one level deeper.
  */
 
-import type { Direction } from '../envelope/direction.js';
 import type { TransportContext, TransportKind } from '../envelope/message-context.js';
 import { SbErrorCode } from '../errors/switchboard-error.js';
 import { gatewayError } from '../errors/to-jsonrpc-error.js';
@@ -36,7 +35,6 @@ import {
 import {
   cancelledNotification,
   cancelledRequestId,
-  type ProgressToken,
   progressNotificationToken,
   progressTokenOf,
   rewriteRequest,
@@ -44,14 +42,16 @@ import {
   withProgressToken,
 } from '../protocol/mcp/progress.js';
 import { DEFAULT_REVISION, MODERN_REVISION, type ProtocolVersion } from '../protocol/mcp/revisions.js';
+import { type Attribution, attributeServerRequest } from './attribution.js';
+import { runInterceptors } from './call-pipeline.js';
 import {
   type ClientRequestEntry,
   CorrelationTable,
-  type CorrelationTimeouts,
   type LinkId,
   type ServerRequestEntry,
   type SessionKey,
 } from './correlation-table.js';
+import { clientInHop, fromUpstreamHop, toClientHop, toUpstreamHop } from './hops.js';
 import { type InboundItem, readInbound } from './inbound.js';
 import type {
   AddLink,
@@ -66,152 +66,38 @@ import type {
   UpstreamClose,
   UpstreamTransport,
 } from './ports.js';
-import { LazyHopEvent, TapBus } from './taps.js';
-import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant, wallNow } from './trace-mapping.js';
-
-/** The table session of requests the gateway itself sends upstream (never a client session). */
-export const INTERNAL_SESSION: SessionKey = '#internal';
+import {
+  type Admission,
+  type CallInfo,
+  type CallInterceptor,
+  type CallOutcome,
+  DEFAULT_MAX_PENDING_ROUTES,
+  type LocalAnswer,
+  type LocalCall,
+  type RequestResolver,
+  type Resolution,
+  type RouterOptions,
+  type UpstreamReply,
+} from './router-types.js';
+import { INTERNAL_SESSION } from './session-key.js';
+import { type HopFields, LazyHopEvent, TapBus } from './taps.js';
+import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
 
 export type { SessionState, SessionView } from './ports.js';
-
-export interface LocalAnswer {
-  readonly result?: unknown;
-  readonly error?: JsonRpcErrorObject;
-  /** Trace ids of the upstream responses this answer was built from (fan-in). */
-  readonly derivedFrom?: readonly string[];
-}
-
-export interface UpstreamReply {
-  readonly response: JsonRpcResponse;
-  /** Trace id of the upstream response envelope, for fan-in correlation. */
-  readonly traceId: string;
-}
-
-/** What a local handler may do while answering a client request itself. */
-export interface LocalCall {
-  readonly session: SessionView;
-  readonly request: JsonRpcRequest;
-  readonly traceId: string;
-  readonly context: string;
-  readonly signal: AbortSignal;
-  requestUpstream(link: LinkId, method: string, params?: JsonObject): Promise<UpstreamReply>;
-}
-
-export type Resolution =
-  /** Forward to `link`, optionally as a rewritten message (e.g. a namespaced tool name removed). */
-  | { readonly kind: 'forward'; readonly link: LinkId; readonly message?: JsonRpcRequest }
-  /** The gateway answers itself (initialize of an aggregated endpoint, merged lists, ping). */
-  | { readonly kind: 'local'; readonly handle: (call: LocalCall) => Promise<LocalAnswer> }
-  | { readonly kind: 'error'; readonly error: JsonRpcErrorObject }
-  /**
-   * Not routable yet (e.g. the session's own upstream connection is being created, or restarting):
-   * the router asks again once `ready` settles. A rejection is answered to the client as the error
-   * it holds. `ready` must settle when the route may have changed (not at once with an old answer)
-   * and within a bound of the resolver's own; the router asks again in a later turn of the event
-   * loop, never in the same one, and at most `maxPendingRoutes` times in a row before it answers
-   * `SB_ROUTE_UNRESOLVED`, so no resolver can make it spin.
-   */
-  | { readonly kind: 'pending'; readonly ready: Promise<unknown> };
-
-/**
- * The routing policy of a deployment: which upstream a client message goes to and which sessions an
- * upstream message concerns. The stdio gateway's resolver is a straight pass-through; `serve`
- * aggregates.
- */
-export interface RequestResolver {
-  resolve(session: SessionView, request: JsonRpcRequest): Resolution;
-  /** Links that receive a client notification (other than cancellations and progress). */
-  notificationLinks(session: SessionView, notification: JsonRpcNotification): readonly LinkId[];
-  /** Sessions a server->client request from `link` may belong to when no pending request says which. */
-  sessionsFor(link: LinkId): readonly SessionKey[];
-  /** Sessions that receive an upstream notification not tied to any request. */
-  notificationTargets(link: LinkId, notification: JsonRpcNotification): readonly SessionKey[];
-}
-
-/**
- * One client request while the gateway handles it, as interceptors (policy, audit) see it. The
- * router creates it when the request arrives and completes it exactly once, however the request
- * ends: answered, refused, failed, timed out, cancelled by the client, or cut off by the session's
- * end.
- */
-export interface CallInfo {
-  readonly session: SessionView;
-  readonly request: JsonRpcRequest;
-  /** Trace id of the client's request envelope (the root of the call's context). */
-  readonly traceId: string;
-  readonly context: string;
-  /** Epoch milliseconds (fractional) the request arrived. */
-  readonly receivedAt: number;
-  /** The upstream it was routed to, and the message as forwarded (before id rewriting). */
-  readonly upstream?: string;
-  readonly routed?: JsonRpcRequest;
-  /** Aborted when the client cancels the request or its session ends. */
-  readonly signal: AbortSignal;
-  /** Scratch space for interceptors (e.g. the policy decision, for the audit record). */
-  readonly notes: Map<string, unknown>;
-}
-
-export type Admission =
-  | { readonly allow: true }
-  | { readonly allow: false; readonly error: JsonRpcErrorObject };
-
-export interface CallOutcome {
-  /** False when the response never reaches the client (cancelled by it, or its session ended). */
-  readonly delivered: boolean;
-}
-
-/**
- * Sits on the forwarding path of client requests: `admit` decides before a routed request goes out
- * (and may hold it: an approval), `complete` sees the final response before delivery and may
- * replace it (filtering a list) or hold it (until an audit record is durable). Both may be async;
- * both must not throw (a throw is logged and answered as an internal error).
- */
-export interface CallInterceptor {
-  readonly name: string;
-  admit?(call: CallInfo): Admission | Promise<Admission>;
-  complete?(
-    call: CallInfo,
-    response: JsonRpcResponse,
-    outcome: CallOutcome,
-  ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined>;
-  /**
-   * Once the call's final response went out, in the same turn, right after it was sent; or once it
-   * was not (the client cancelled, or its session ended): once per client call, after every
-   * interceptor's `complete`. `resultText` is the `result` exactly as the client got it
-   * (`JSON.stringify(result)`, read from the delivered text: see protocol/jsonrpc/result-text.ts);
-   * undefined for an error or a response that was not delivered. It observes: nothing it does
-   * changes the answer. A record kept for later should keep the text, not the call.
-   */
-  delivered?(call: CallInfo, resultText: string | undefined): void;
-}
-
-export interface RouterOptions {
-  readonly resolver: RequestResolver;
-  readonly logger: Logger;
-  readonly metrics: Metrics;
-  readonly taps?: TapBus;
-  readonly timeouts?: Partial<CorrelationTimeouts>;
-  /** Maximum messages held for a link that is (re)starting before new ones are refused. */
-  readonly maxQueuedPerLink?: number;
-  readonly interceptors?: readonly CallInterceptor[];
-  /**
-   * How many `pending` answers in a row one client request may get from the resolver before it is
-   * answered with `SB_ROUTE_UNRESOLVED` (default {@link DEFAULT_MAX_PENDING_ROUTES}).
-   */
-  readonly maxPendingRoutes?: number;
-  /**
-   * Deepest nesting accepted in a message from an upstream (`server.maxJsonDepth`); default
-   * `DEFAULT_MAX_JSON_DEPTH`. A deeper response fails the call it answers.
-   */
-  readonly maxJsonDepth?: number;
-}
-
-/**
- * A request waits for its route at most this many times in a row. A route being built settles in
- * one or two waits (a per-session connection's first handshake, then its link marked ready); more
- * means the resolver keeps answering `pending` without the route changing.
- */
-export const DEFAULT_MAX_PENDING_ROUTES = 16;
+export {
+  type Admission,
+  type CallInfo,
+  type CallInterceptor,
+  type CallOutcome,
+  DEFAULT_MAX_PENDING_ROUTES,
+  type LocalAnswer,
+  type LocalCall,
+  type RequestResolver,
+  type Resolution,
+  type RouterOptions,
+  type UpstreamReply,
+} from './router-types.js';
+export { INTERNAL_SESSION } from './session-key.js';
 
 /** The router's own record of a client request (see `CallInfo`). */
 interface ClientCall {
@@ -257,7 +143,6 @@ interface ServerTag {
   readonly downTraceId: string;
   readonly context: string;
   readonly upstream: string;
-  readonly progressToken?: ProgressToken;
   /** The upstream id of the client request it was attributed to, if any. */
   readonly parentUpstreamId?: RequestId;
 }
@@ -304,6 +189,19 @@ function isErrorResult(result: unknown): boolean {
 }
 
 /** How a call ends, carried through its interceptors' `complete` (see `Router.#finish`). */
+type Admitter = CallInterceptor & Required<Pick<CallInterceptor, 'admit'>>;
+type Completer = CallInterceptor & Required<Pick<CallInterceptor, 'complete'>>;
+
+/** How a call ends, beyond its payload (`Router.#finish`). */
+interface FinishOptions {
+  /** Trace ids of the upstream responses the answer was built from (default none). */
+  readonly derivedFrom?: readonly string[];
+  /** False when the client no longer wants the response: cancelled, or its session ended (default true). */
+  readonly deliver?: boolean;
+  /** The upstream that answered, for the trace. */
+  readonly upstream?: string;
+}
+
 interface Ending {
   readonly call: ClientCall;
   readonly derivedFrom: readonly string[];
@@ -452,6 +350,7 @@ export class Router implements SessionHost, LinkHost {
   /** Who waits for `#inFlight` to reach 0 (`whenNoCallsInFlight`). */
   #idleWaiters: (() => void)[] = [];
 
+  /** A router with no sessions and no links yet; its taps default to an empty bus. */
   constructor(options: RouterOptions) {
     this.#resolver = options.resolver;
     this.#logger = options.logger;
@@ -471,10 +370,12 @@ export class Router implements SessionHost, LinkHost {
     if (interceptor.delivered) this.#deliverers = [...this.#deliverers, interceptor];
   }
 
+  /** The tap bus every hop is emitted to (add a tap to it to observe traffic). */
   get taps(): TapBus {
     return this.#taps;
   }
 
+  /** How many requests to upstreams are in the correlation table (cancelled ones awaiting a late answer too). */
   get pendingRequests(): number {
     return this.#table.clientRequestCount;
   }
@@ -501,6 +402,10 @@ export class Router implements SessionHost, LinkHost {
     params.transport.onmessage = (text, meta) => this.handleUpstreamText(params.id, text, meta);
   }
 
+  /**
+   * Marks link `id` ready (its initialize handshake done): sends what was queued for it, in order,
+   * and settles `whenLinkReady` waits. Ignored for an unknown link or one that is down.
+   */
   setLinkReady(id: LinkId): void {
     const link = this.#links.get(id);
     if (!link || link.state === 'down') return;
@@ -520,6 +425,7 @@ export class Router implements SessionHost, LinkHost {
     }
   }
 
+  /** Link `id`'s state (`starting`, `ready`, `down`), or undefined if it was never attached. */
   linkState(id: LinkId): LinkState | undefined {
     return this.#links.get(id)?.state;
   }
@@ -566,6 +472,7 @@ export class Router implements SessionHost, LinkHost {
     });
   }
 
+  /** The upstream name of link `id` (what logs, metrics and the trace call it), if attached. */
   linkName(id: LinkId): string | undefined {
     return this.#links.get(id)?.name;
   }
@@ -605,6 +512,10 @@ export class Router implements SessionHost, LinkHost {
 
   // ---------------------------------------------------------------- sessions
 
+  /**
+   * Registers a client session under `params.key` (state `uninitialized`, the default revision
+   * unless given) with the port its messages go out by, and returns a snapshot of it.
+   */
   openSession(params: OpenSession): SessionView {
     const record: SessionRecord = {
       key: params.key,
@@ -622,6 +533,7 @@ export class Router implements SessionHost, LinkHost {
     return this.#view(record);
   }
 
+  /** A snapshot (a copy, not live) of session `key`, or undefined once it is closed or unknown. */
   session(key: SessionKey): SessionView | undefined {
     const record = this.#sessions.get(key);
     return record ? this.#view(record) : undefined;
@@ -658,8 +570,7 @@ export class Router implements SessionHost, LinkHost {
       this.#finish(
         call,
         { error: gatewayError(SbErrorCode.Internal, `client session closed: ${reason}`) },
-        [],
-        false,
+        { deliver: false },
       );
     }
     const released = this.#table.closeSession(key);
@@ -674,6 +585,7 @@ export class Router implements SessionHost, LinkHost {
     }
   }
 
+  /** How many client sessions are open. */
   get sessionCount(): number {
     return this.#sessions.size;
   }
@@ -690,6 +602,7 @@ export class Router implements SessionHost, LinkHost {
     this.#draining = true;
   }
 
+  /** Whether `beginDrain` was called: new client requests are then refused. */
   get draining(): boolean {
     return this.#draining;
   }
@@ -798,18 +711,7 @@ export class Router implements SessionHost, LinkHost {
   ): void {
     const traceId = newEnvelopeId();
     const context = `${session.key}/${traceId}`;
-    this.#hop({
-      id: traceId,
-      message: request,
-      direction: 'client->server',
-      session,
-      transport,
-      from: clientParticipant(session.key),
-      to: GATEWAY_PARTICIPANT,
-      context,
-      receivedAt,
-      raw,
-    });
+    this.#hop(clientInHop(session, transport, { id: traceId, message: request, context, receivedAt, raw }));
     const key = idKey(request.id);
     if (session.calls.has(key)) {
       // JSON-RPC ids must be unique among a sender's requests in flight: refuse, keep the first.
@@ -966,16 +868,17 @@ export class Router implements SessionHost, LinkHost {
     admitters: readonly CallInterceptor[],
     index: number,
   ): void {
-    for (let i = index; i < admitters.length; i++) {
-      if (call.done) return;
-      const interceptor = admitters[i] as CallInterceptor & Required<Pick<CallInterceptor, 'admit'>>;
-      let admission: Admission | Promise<Admission>;
-      try {
-        admission = interceptor.admit(this.#callInfo(call));
-      } catch (error) {
-        admission = Promise.reject(error);
-      }
-      if (admission instanceof Promise) {
+    if (call.done) return;
+    const ranThrough = runInterceptors<Admission, CallInterceptor>(
+      admitters,
+      index,
+      (interceptor) => (interceptor as Admitter).admit(this.#callInfo(call)),
+      (admission) => {
+        if (admission.allow) return !call.done;
+        this.#finish(call, { error: admission.error });
+        return false;
+      },
+      (admission, interceptor, i) =>
         admission.then(
           (a) =>
             this.#step(call, 'admit', () => {
@@ -993,15 +896,9 @@ export class Router implements SessionHost, LinkHost {
                 error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
               });
             }),
-        );
-        return;
-      }
-      if (!admission.allow) {
-        this.#finish(call, { error: admission.error });
-        return;
-      }
-    }
-    if (call.done) return;
+        ),
+    );
+    if (!ranThrough || call.done) return;
     if (resolution.kind === 'local') this.#runLocal(call, resolution.handle);
     else this.#forward(call, resolution.link);
   }
@@ -1112,7 +1009,7 @@ export class Router implements SessionHost, LinkHost {
       (result) =>
         this.#step(call, 'local', () => {
           const payload = result.error ? { error: result.error } : { result: result.result ?? {} };
-          this.#finish(call, payload, result.derivedFrom ?? []);
+          this.#finish(call, payload, { derivedFrom: result.derivedFrom ?? NONE });
         }),
       (error: unknown) =>
         this.#step(call, 'local', () => {
@@ -1151,11 +1048,10 @@ export class Router implements SessionHost, LinkHost {
   #finish(
     call: ClientCall,
     payload: { result: unknown } | { error: JsonRpcErrorObject },
-    derivedFrom: readonly string[] = NONE,
-    deliver = true,
-    upstream?: string,
+    options: FinishOptions = {},
   ): void {
     if (call.done) return;
+    const { derivedFrom = NONE, deliver = true, upstream } = options;
     call.done = true;
     if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
     const response = { jsonrpc: '2.0', id: call.request.id, ...payload } as JsonRpcResponse;
@@ -1181,15 +1077,15 @@ export class Router implements SessionHost, LinkHost {
     const { call, completers, outcome } = ending;
     const info = this.#callInfo(call);
     let current = response;
-    for (let i = index; i < completers.length; i++) {
-      const interceptor = completers[i] as CallInterceptor & Required<Pick<CallInterceptor, 'complete'>>;
-      let next: JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined>;
-      try {
-        next = interceptor.complete(info, current, outcome);
-      } catch (error) {
-        next = Promise.reject(error);
-      }
-      if (next instanceof Promise) {
+    const ranThrough = runInterceptors<JsonRpcResponse | undefined, CallInterceptor>(
+      completers,
+      index,
+      (interceptor) => (interceptor as Completer).complete(info, current, outcome),
+      (next) => {
+        if (next !== undefined) current = next;
+        return true;
+      },
+      (next, interceptor, i) => {
         const held = current;
         next.then(
           (replaced) => this.#settle(ending, () => this.#complete(ending, replaced ?? held, i + 1)),
@@ -1213,11 +1109,9 @@ export class Router implements SessionHost, LinkHost {
               );
             }),
         );
-        return;
-      }
-      if (next !== undefined) current = next;
-    }
-    this.#sendResponse(ending, current);
+      },
+    );
+    if (ranThrough) this.#sendResponse(ending, current);
   }
 
   /**
@@ -1348,27 +1242,23 @@ export class Router implements SessionHost, LinkHost {
           : this.#table.cancelClientRequest(session.key, requestId, performance.now());
       const context = entry ? entry.tag.context : session.key;
       const traceId = newEnvelopeId();
-      this.#hop({
-        id: traceId,
-        message: notification,
-        direction: 'client->server',
-        session,
-        transport,
-        from: clientParticipant(session.key),
-        to: GATEWAY_PARTICIPANT,
-        context,
-        receivedAt,
-        raw,
-        ...(entry ? { correlation: [entry.tag.traceId] } : {}),
-      });
+      this.#hop(
+        clientInHop(session, transport, {
+          id: traceId,
+          message: notification,
+          context,
+          receivedAt,
+          raw,
+          correlation: entry ? [entry.tag.traceId] : undefined,
+        }),
+      );
       const call = requestId === undefined ? undefined : session.calls.get(idKey(requestId));
       if (call) {
         this.#abortCall(call);
         this.#finish(
           call,
           { error: gatewayError(SbErrorCode.Cancelled, 'cancelled by the client') },
-          [],
-          false,
+          { deliver: false },
         );
       }
       if (entry) {
@@ -1392,18 +1282,15 @@ export class Router implements SessionHost, LinkHost {
     }
     if (notification.method === 'notifications/initialized') session.state = 'active';
     const traceId = newEnvelopeId();
-    this.#hop({
-      id: traceId,
-      message: notification,
-      direction: 'client->server',
-      session,
-      transport,
-      from: clientParticipant(session.key),
-      to: GATEWAY_PARTICIPANT,
-      context: session.key,
-      receivedAt,
-      raw,
-    });
+    this.#hop(
+      clientInHop(session, transport, {
+        id: traceId,
+        message: notification,
+        context: session.key,
+        receivedAt,
+        raw,
+      }),
+    );
     let links: readonly LinkId[];
     if (notification.method === 'notifications/progress') {
       // Progress from a client concerns a server->client request that carried the token.
@@ -1435,19 +1322,11 @@ export class Router implements SessionHost, LinkHost {
     const links: LinkId[] = [];
     for (const link of this.#links.values()) {
       // Server request tokens are not rewritten, so match on the token the server chose.
-      if (this.#serverRequestWithToken(session.key, link.id, token)) links.push(link.id);
+      if (this.#table.hasServerProgressToken(session.key, link.id, token)) links.push(link.id);
     }
     if (links.length === 0) this.#metrics.inc('progress_unroutable_total', { direction: 'client->server' });
     return links;
   }
-
-  #serverRequestWithToken(session: SessionKey, link: LinkId, token: ProgressToken): boolean {
-    return (
-      this.#serverTokens.get(`${session}\u0000${link}\u0000${typeof token}:${String(token)}`) !== undefined
-    );
-  }
-
-  readonly #serverTokens = new Map<string, true>();
 
   #clientResponse(
     session: SessionRecord,
@@ -1459,19 +1338,16 @@ export class Router implements SessionHost, LinkHost {
     const id = response.id;
     const entry = id === null ? undefined : this.#table.takeClientResponse(session.key, id);
     const traceId = newEnvelopeId();
-    this.#hop({
-      id: traceId,
-      message: response,
-      direction: 'client->server',
-      session,
-      transport,
-      from: clientParticipant(session.key),
-      to: GATEWAY_PARTICIPANT,
-      context: entry ? entry.tag.context : session.key,
-      receivedAt,
-      raw,
-      ...(entry ? { correlation: [entry.tag.downTraceId] } : {}),
-    });
+    this.#hop(
+      clientInHop(session, transport, {
+        id: traceId,
+        message: response,
+        context: entry ? entry.tag.context : session.key,
+        receivedAt,
+        raw,
+        correlation: entry ? [entry.tag.downTraceId] : undefined,
+      }),
+    );
     if (!entry) {
       this.#metrics.inc('orphan_responses_total', { direction: 'client->server' });
       this.#logger.warn(
@@ -1480,7 +1356,6 @@ export class Router implements SessionHost, LinkHost {
       );
       return;
     }
-    this.#forgetServerToken(entry);
     const link = this.#links.get(entry.link);
     if (!link || link.state === 'down') return;
     const upstream = { ...response, id: entry.upstreamId } as JsonRpcResponse;
@@ -1583,6 +1458,11 @@ export class Router implements SessionHost, LinkHost {
     }
   }
 
+  /**
+   * Handles one message from link `linkId` that a transport parsed itself (`raw`: its text, for the
+   * trace): a response is matched to its request, a request is attributed to a session, a
+   * notification is routed. Ignored for an unknown link.
+   */
   handleUpstreamMessage(linkId: LinkId, message: JsonRpcMessage, meta: InboundMeta, raw?: string): void {
     const link = this.#links.get(linkId);
     if (!link) return;
@@ -1602,21 +1482,16 @@ export class Router implements SessionHost, LinkHost {
     const entry = response.id === null ? undefined : this.#table.takeServerResponse(link.id, response.id);
     const traceId = newEnvelopeId();
     const traceSession = entry ? this.#sessions.get(entry.tag.traceSession) : undefined;
-    this.#hop({
-      id: traceId,
-      message: response,
-      direction: 'server->client',
-      session: traceSession,
-      sessionKey: entry?.tag.traceSession ?? INTERNAL_SESSION,
-      transport: meta.transport,
-      from: serverParticipant(link.name),
-      to: GATEWAY_PARTICIPANT,
-      context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
-      receivedAt,
-      raw,
-      upstream: link.name,
-      ...(entry ? { correlation: [entry.tag.upstreamTraceId] } : {}),
-    });
+    this.#hop(
+      fromUpstreamHop(link.name, meta.transport, traceSession, entry?.tag.traceSession, {
+        id: traceId,
+        message: response,
+        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        receivedAt,
+        raw,
+        correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
+      }),
+    );
     if (!entry) {
       this.#metrics.inc('orphan_responses_total', { direction: 'server->client', upstream: link.name });
       this.#logger.warn(
@@ -1643,9 +1518,12 @@ export class Router implements SessionHost, LinkHost {
     const call = entry.tag.call;
     if (!call) return;
     const payload = 'error' in response ? { error: response.error } : { result: response.result };
-    this.#step(call, 'answer', () => this.#finish(call, payload, [traceId], true, link.name));
+    this.#step(call, 'answer', () =>
+      this.#finish(call, payload, { derivedFrom: [traceId], upstream: link.name }),
+    );
   }
 
+  /** A notification from an upstream: progress, a server's cancellation of its own request, or anything else. */
   #upstreamNotification(
     link: LinkRecord,
     notification: JsonRpcNotification,
@@ -1653,92 +1531,114 @@ export class Router implements SessionHost, LinkHost {
     receivedAt: number,
     raw: string | undefined,
   ): void {
-    if (notification.method === 'notifications/progress') {
-      const token = progressNotificationToken(notification);
-      const entry =
-        token === undefined ? undefined : this.#table.routeProgress(link.id, token, performance.now());
-      const traceId = newEnvelopeId();
-      this.#hop({
+    if (notification.method === 'notifications/progress')
+      this.#upstreamProgress(link, notification, meta, receivedAt, raw);
+    else if (notification.method === 'notifications/cancelled')
+      this.#upstreamCancelled(link, notification, meta, receivedAt, raw);
+    else this.#upstreamOtherNotification(link, notification, meta, receivedAt, raw);
+  }
+
+  /** Progress from an upstream: to the client request that carried the token, with the client's token. */
+  #upstreamProgress(
+    link: LinkRecord,
+    notification: JsonRpcNotification,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    const token = progressNotificationToken(notification);
+    const entry =
+      token === undefined ? undefined : this.#table.routeProgress(link.id, token, performance.now());
+    const traceId = newEnvelopeId();
+    this.#hop(
+      fromUpstreamHop(
+        link.name,
+        meta.transport,
+        entry ? this.#sessions.get(entry.tag.traceSession) : undefined,
+        entry?.tag.traceSession,
+        {
+          id: traceId,
+          message: notification,
+          context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+          receivedAt,
+          raw,
+          correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
+        },
+      ),
+    );
+    if (!entry || entry.downstreamProgressToken === undefined || entry.tag.internal) {
+      this.#metrics.inc('progress_unroutable_total', { direction: 'server->client', upstream: link.name });
+      return;
+    }
+    if (entry.cancelled) {
+      // Recorded above in the cancelled request's context; the client asked to hear no more of it.
+      this.#metrics.inc('progress_after_cancel_total', { upstream: link.name });
+      return;
+    }
+    const session = this.#sessions.get(entry.session);
+    if (!session) return;
+    this.#deliver(
+      session,
+      withProgressToken(notification, entry.downstreamProgressToken),
+      { kind: 'related', request: entry.downstreamId },
+      {
+        id: newEnvelopeId(),
+        correlation: [entry.tag.traceId, traceId],
+        context: entry.tag.context,
+        receivedAt,
+        upstream: link.name,
+      },
+    );
+  }
+
+  /** A server cancels its own request to a client: the client is told, under the gateway's id. */
+  #upstreamCancelled(
+    link: LinkRecord,
+    notification: JsonRpcNotification,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
+    const requestId = cancelledRequestId(notification);
+    const entry = requestId === undefined ? undefined : this.#table.cancelServerRequest(link.id, requestId);
+    const traceId = newEnvelopeId();
+    const session = entry ? this.#sessions.get(entry.session) : undefined;
+    this.#hop(
+      fromUpstreamHop(link.name, meta.transport, session, entry?.session, {
         id: traceId,
         message: notification,
-        direction: 'server->client',
-        session: entry ? this.#sessions.get(entry.tag.traceSession) : undefined,
-        sessionKey: entry?.tag.traceSession ?? INTERNAL_SESSION,
-        transport: meta.transport,
-        from: serverParticipant(link.name),
-        to: GATEWAY_PARTICIPANT,
         context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
         receivedAt,
         raw,
-        upstream: link.name,
-        ...(entry ? { correlation: [entry.tag.upstreamTraceId] } : {}),
-      });
-      if (!entry || entry.downstreamProgressToken === undefined || entry.tag.internal) {
-        this.#metrics.inc('progress_unroutable_total', { direction: 'server->client', upstream: link.name });
-        return;
-      }
-      if (entry.cancelled) {
-        // Recorded above in the cancelled request's context; the client asked to hear no more of it.
-        this.#metrics.inc('progress_after_cancel_total', { upstream: link.name });
-        return;
-      }
-      const session = this.#sessions.get(entry.session);
-      if (!session) return;
-      this.#deliver(
-        session,
-        withProgressToken(notification, entry.downstreamProgressToken),
-        { kind: 'related', request: entry.downstreamId },
-        {
-          id: newEnvelopeId(),
-          correlation: [entry.tag.traceId, traceId],
-          context: entry.tag.context,
-          receivedAt,
-          upstream: link.name,
-        },
-      );
+        correlation: entry ? [entry.tag.traceId] : undefined,
+      }),
+    );
+    if (!entry || !session) {
+      this.#metrics.inc('cancellations_ignored_total', { direction: 'server->client' });
       return;
     }
-    if (notification.method === 'notifications/cancelled') {
-      // A server cancels its own request to a client.
-      const requestId = cancelledRequestId(notification);
-      const entry = requestId === undefined ? undefined : this.#table.cancelServerRequest(link.id, requestId);
-      const traceId = newEnvelopeId();
-      const session = entry ? this.#sessions.get(entry.session) : undefined;
-      this.#hop({
-        id: traceId,
-        message: notification,
-        direction: 'server->client',
-        session,
-        sessionKey: entry?.session ?? INTERNAL_SESSION,
-        transport: meta.transport,
-        from: serverParticipant(link.name),
-        to: GATEWAY_PARTICIPANT,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+    this.#deliver(
+      session,
+      withCancelledRequestId(notification, entry.downstreamId),
+      { kind: 'unrelated' },
+      {
+        id: newEnvelopeId(),
+        correlation: [entry.tag.downTraceId, traceId],
+        context: entry.tag.context,
         receivedAt,
-        raw,
         upstream: link.name,
-        ...(entry ? { correlation: [entry.tag.traceId] } : {}),
-      });
-      if (!entry || !session) {
-        this.#metrics.inc('cancellations_ignored_total', { direction: 'server->client' });
-        return;
-      }
-      this.#forgetServerToken(entry);
-      this.#deliver(
-        session,
-        withCancelledRequestId(notification, entry.downstreamId),
-        { kind: 'unrelated' },
-        {
-          id: newEnvelopeId(),
-          correlation: [entry.tag.downTraceId, traceId],
-          context: entry.tag.context,
-          receivedAt,
-          upstream: link.name,
-        },
-      );
-      return;
-    }
-    // Anything else: to the session whose request it came with, else to whom the resolver says.
+      },
+    );
+  }
+
+  /** Any other upstream notification: to the session whose request it came with, else to whom the resolver says. */
+  #upstreamOtherNotification(
+    link: LinkRecord,
+    notification: JsonRpcNotification,
+    meta: InboundMeta,
+    receivedAt: number,
+    raw: string | undefined,
+  ): void {
     const related =
       meta.relatedUpstreamId === undefined
         ? undefined
@@ -1769,21 +1669,16 @@ export class Router implements SessionHost, LinkHost {
         : undefined;
     const traceId = newEnvelopeId();
     const first = targets.length === 1 ? this.#sessions.get(targets[0]!) : undefined;
-    this.#hop({
-      id: traceId,
-      message: notification,
-      direction: 'server->client',
-      session: first,
-      sessionKey: first?.key ?? INTERNAL_SESSION,
-      transport: meta.transport,
-      from: serverParticipant(link.name),
-      to: GATEWAY_PARTICIPANT,
-      context: related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_PARTICIPANT),
-      receivedAt,
-      raw,
-      upstream: link.name,
-      ...(related ? { correlation: [related.tag.upstreamTraceId] } : {}),
-    });
+    this.#hop(
+      fromUpstreamHop(link.name, meta.transport, first, undefined, {
+        id: traceId,
+        message: notification,
+        context: related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_PARTICIPANT),
+        receivedAt,
+        raw,
+        correlation: related ? [related.tag.upstreamTraceId] : undefined,
+      }),
+    );
     if (targets.length === 0)
       this.#metrics.inc('notifications_undelivered_total', {
         upstream: link.name,
@@ -1821,21 +1716,16 @@ export class Router implements SessionHost, LinkHost {
     const context = session
       ? `${cause?.parent ? cause.parent.tag.context : session.key}/${traceId}`
       : GATEWAY_PARTICIPANT;
-    this.#hop({
-      id: traceId,
-      message: request,
-      direction: 'server->client',
-      session,
-      sessionKey: session?.key ?? INTERNAL_SESSION,
-      transport: meta.transport,
-      from: serverParticipant(link.name),
-      to: GATEWAY_PARTICIPANT,
-      context,
-      receivedAt,
-      raw,
-      upstream: link.name,
-      ...(cause?.parent ? { correlation: [cause.parent.tag.upstreamTraceId] } : {}),
-    });
+    this.#hop(
+      fromUpstreamHop(link.name, meta.transport, session, undefined, {
+        id: traceId,
+        message: request,
+        context,
+        receivedAt,
+        raw,
+        correlation: cause?.parent ? [cause.parent.tag.upstreamTraceId] : undefined,
+      }),
+    );
     if (!session) {
       if (request.method === 'ping') {
         // Nobody in particular to ask: the gateway itself is alive, which is what ping checks.
@@ -1872,13 +1762,13 @@ export class Router implements SessionHost, LinkHost {
       upstreamId: request.id,
       session: session.key,
       method: request.method,
+      ...(token === undefined ? {} : { progressToken: token }),
       now: performance.now(),
       tag: {
         traceId,
         downTraceId,
         context,
         upstream: link.name,
-        ...(token === undefined ? {} : { progressToken: token }),
         ...(cause?.parent ? { parentUpstreamId: cause.parent.upstreamId } : {}),
       },
     });
@@ -1898,8 +1788,6 @@ export class Router implements SessionHost, LinkHost {
       );
       return;
     }
-    if (token !== undefined)
-      this.#serverTokens.set(`${session.key}\u0000${link.id}\u0000${typeof token}:${String(token)}`, true);
     const down: JsonRpcRequest = { ...request, id: opened.entry.downstreamId };
     const delivery: Delivery = cause?.parent
       ? { kind: 'related', request: cause.parent.downstreamId }
@@ -1919,51 +1807,13 @@ export class Router implements SessionHost, LinkHost {
    * streams tell), else the one call in flight on this link that is not already blocked on a
    * request to the client (or at least its session), else the one session using the link.
    */
-  #attribute(
-    link: LinkRecord,
-    meta: InboundMeta,
-  ): { session: SessionKey; parent?: ClientRequestEntry<ClientTag> } | undefined {
-    if (meta.relatedUpstreamId !== undefined) {
-      const parent = this.#table.findByUpstreamId(link.id, meta.relatedUpstreamId);
-      if (parent && !parent.tag.internal) return { session: parent.session, parent };
-    }
-    const waiting = this.#table.sessionsWaitingOn(link.id).filter((s) => s !== INTERNAL_SESSION);
-    // Calls the peer promised to ask nothing for (a 2026-07-28 client's, on a link to an upstream of
-    // both eras; `UpstreamTransport.asksNothingFor`) are no candidates: left in, one in flight would
-    // make a 2025 client's server request on the same link unroutable. With none left, the rule is
-    // as with no call in flight.
-    const asksNothing = link.transport.asksNothingFor?.bind(link.transport);
-    let pending = waiting.flatMap((s) =>
-      this.#table
-        .clientRequestsOf(s)
-        .filter(
-          (e) =>
-            e.link === link.id &&
-            !(asksNothing && e.tag.call && asksNothing(e.tag.call.routed ?? e.tag.call.request)),
-        ),
-    );
-    if (pending.length > 0) {
-      if (pending.length > 1) {
-        // A call already waiting on its own request to the client is blocked (servers await those
-        // answers): the new request is another call's. A 2026-07-28 client's parked call (input
-        // required, retry pending) is the common case; it must not make everyone unroutable.
-        const blocked = new Set(
-          this.#table
-            .serverRequestsOn(link.id)
-            .map((e) => e.tag.parentUpstreamId)
-            .filter((id) => id !== undefined)
-            .map((id) => idKey(id)),
-        );
-        const free = pending.filter((e) => !blocked.has(idKey(e.upstreamId)));
-        if (free.length > 0) pending = free;
-      }
-      const sessions = new Set(pending.map((e) => e.session));
-      if (sessions.size !== 1) return undefined;
-      const session = pending[0]!.session;
-      return pending.length === 1 ? { session, parent: pending[0]! } : { session };
-    }
-    const candidates = this.#resolver.sessionsFor(link.id).filter((s) => this.#sessions.has(s));
-    return candidates.length === 1 ? { session: candidates[0]! } : undefined;
+  #attribute(link: LinkRecord, meta: InboundMeta): Attribution<ClientTag> | undefined {
+    return attributeServerRequest(this.#table, {
+      link: link.id,
+      relatedUpstreamId: meta.relatedUpstreamId,
+      asksNothingFor: link.transport.asksNothingFor?.bind(link.transport),
+      sessionsUsingLink: () => this.#resolver.sessionsFor(link.id).filter((s) => this.#sessions.has(s)),
+    });
   }
 
   // ---------------------------------------------------------------- gateway-originated
@@ -2142,7 +1992,6 @@ export class Router implements SessionHost, LinkHost {
       );
     }
     for (const entry of expired.serverTimedOut) {
-      this.#forgetServerToken(entry);
       const link = this.#links.get(entry.link);
       if (link)
         this.#answerUpstreamRequest(
@@ -2153,7 +2002,7 @@ export class Router implements SessionHost, LinkHost {
           wallNow(),
           entry.tag.traceId,
         );
-      this.#cancelTowardClient(entry, 'timed out in the gateway', false);
+      this.#cancelTowardClient(entry, 'timed out in the gateway');
     }
     this.#scheduleExpiry();
   }
@@ -2188,7 +2037,7 @@ export class Router implements SessionHost, LinkHost {
       return;
     }
     const call = entry.tag.call;
-    if (call) this.#step(call, 'fail', () => this.#finish(call, { error }, [], !entry.cancelled));
+    if (call) this.#step(call, 'fail', () => this.#finish(call, { error }, { deliver: !entry.cancelled }));
   }
 
   #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {
@@ -2204,8 +2053,7 @@ export class Router implements SessionHost, LinkHost {
     });
   }
 
-  #cancelTowardClient(entry: ServerRequestEntry<ServerTag>, reason: string, forget = true): void {
-    if (forget) this.#forgetServerToken(entry);
+  #cancelTowardClient(entry: ServerRequestEntry<ServerTag>, reason: string): void {
     const session = this.#sessions.get(entry.session);
     if (!session) return;
     this.#deliver(
@@ -2222,7 +2070,6 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #answerUpstream(entry: ServerRequestEntry<ServerTag>, error: JsonRpcErrorObject): void {
-    this.#forgetServerToken(entry);
     const link = this.#links.get(entry.link);
     if (link)
       this.#answerUpstreamRequest(
@@ -2233,12 +2080,6 @@ export class Router implements SessionHost, LinkHost {
         wallNow(),
         entry.tag.traceId,
       );
-  }
-
-  #forgetServerToken(entry: ServerRequestEntry<ServerTag>): void {
-    const token = entry.tag.progressToken;
-    if (token !== undefined)
-      this.#serverTokens.delete(`${entry.session}\u0000${entry.link}\u0000${typeof token}:${String(token)}`);
   }
 
   #answerUpstreamRequest(
@@ -2313,24 +2154,21 @@ export class Router implements SessionHost, LinkHost {
         'a downstream transport failed to send',
       );
     }
-    this.#hop({
-      id: trace.id,
-      message,
-      direction: 'server->client',
-      session,
-      transport: session.transportContext,
-      from: GATEWAY_PARTICIPANT,
-      to: clientParticipant(session.key),
-      context: trace.context,
-      receivedAt: trace.receivedAt,
-      raw: json,
-      correlation: trace.correlation,
-      sentAt: wallNow(),
-      ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
-      ...(trace.resultAt === undefined
-        ? {}
-        : { resultAt: trace.resultAt, resultIsError: trace.resultIsError === true }),
-    });
+    this.#hop(
+      toClientHop(
+        session,
+        {
+          id: trace.id,
+          message,
+          context: trace.context,
+          receivedAt: trace.receivedAt,
+          raw: json,
+          correlation: trace.correlation,
+        },
+        wallNow(),
+        trace,
+      ),
+    );
   }
 
   #sendToLink(
@@ -2398,22 +2236,22 @@ export class Router implements SessionHost, LinkHost {
         sent = written.message;
       }
     }
-    this.#hop({
-      id: trace.id,
-      message: sent,
-      direction: 'client->server',
-      session: trace.session,
-      sessionKey: trace.sessionKey ?? trace.session?.key ?? INTERNAL_SESSION,
-      transport: link.transportContext,
-      from: GATEWAY_PARTICIPANT,
-      to: serverParticipant(link.name),
-      context: trace.context,
-      receivedAt: trace.receivedAt,
-      raw: wire,
-      correlation: trace.correlation,
-      sentAt: wallNow(),
-      upstream: link.name,
-    });
+    this.#hop(
+      toUpstreamHop(
+        link,
+        trace.session,
+        trace.sessionKey,
+        {
+          id: trace.id,
+          message: sent,
+          context: trace.context,
+          receivedAt: trace.receivedAt,
+          raw: wire,
+          correlation: trace.correlation,
+        },
+        wallNow(),
+      ),
+    );
     return true;
   }
 
@@ -2439,56 +2277,9 @@ export class Router implements SessionHost, LinkHost {
       );
   }
 
-  #hop(params: {
-    id: string;
-    message: JsonRpcMessage;
-    direction: Direction;
-    session: SessionRecord | undefined;
-    sessionKey?: SessionKey;
-    transport: TransportContext;
-    from: string;
-    to: string;
-    context: string;
-    receivedAt: number;
-    raw: string | undefined;
-    correlation?: readonly string[];
-    sentAt?: number;
-    upstream?: string;
-    resultAt?: number;
-    resultIsError?: boolean;
-  }): void {
-    if (!this.#taps.wants(params.message)) return;
-    const session = params.session;
-    this.#taps.emit(
-      new LazyHopEvent({
-        id: params.id,
-        message: params.message,
-        direction: params.direction,
-        from: params.from,
-        to: params.to,
-        context: params.context,
-        correlationId: params.correlation,
-        // Traffic of no client session (the gateway's own) is traced under the session `gateway`.
-        session:
-          session?.key ??
-          (params.sessionKey !== undefined && params.sessionKey !== INTERNAL_SESSION
-            ? params.sessionKey
-            : GATEWAY_PARTICIPANT),
-        sessionContext: session
-          ? {
-              id: session.mcpSessionId ?? session.key,
-              protocolVersion: session.protocolVersion,
-              state: session.state,
-            }
-          : undefined,
-        transport: params.transport,
-        upstream: params.upstream,
-        payloadJson: params.raw,
-        resultAt: params.resultAt,
-        resultIsError: params.resultIsError,
-        receivedAt: params.receivedAt,
-        sentAt: params.sentAt,
-      }),
-    );
+  /** Hands a hop to the taps and the diagnostics channel, if anything wants it. */
+  #hop(fields: HopFields): void {
+    if (!this.#taps.wants(fields.message)) return;
+    this.#taps.emit(new LazyHopEvent(fields));
   }
 }

@@ -1,4 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import type { SessionKey } from './correlation-table.js';
+
+/**
+ * The correlation table's session for requests the gateway itself sends upstream (never a client
+ * session: a generated key never starts with `#`). In the trace that traffic is the gateway's own,
+ * traced under the session `gateway` (`traceSessionOf` in hops.ts).
+ */
+export const INTERNAL_SESSION: SessionKey = '#internal';
 
 /**
  * A new session key: 128 bits from the CSPRNG in base64url (22 characters of `[A-Za-z0-9_-]`).

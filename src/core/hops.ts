@@ -1,0 +1,178 @@
+/**
+ * The hop builders: one pure function per kind of hop the router records (docs/architecture.md,
+ * "The flow"). Each works out the hop's direction, its `from` and `to`, its transport and the
+ * session it is traced under, so the router says only what differs from one hop to the next.
+ *
+ * | builder          | direction      | from     | to       | transport                 |
+ * | ---------------- | -------------- | -------- | -------- | ------------------------- |
+ * | `clientInHop`    | client->server | client   | gateway  | the message's, as handed in |
+ * | `toUpstreamHop`  | client->server | gateway  | upstream | the link's                |
+ * | `fromUpstreamHop`| server->client | upstream | gateway  | the message's, as handed in |
+ * | `toClientHop`    | server->client | gateway  | client   | the session's             |
+ */
+
+import type { TransportContext } from '../envelope/message-context.js';
+import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
+import type { ProtocolVersion } from '../protocol/mcp/revisions.js';
+import type { SessionKey } from './correlation-table.js';
+import type { SessionState } from './ports.js';
+import { INTERNAL_SESSION } from './session-key.js';
+import type { HopFields, HopSession } from './taps.js';
+import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant } from './trace-mapping.js';
+
+/** The client session a hop concerns, as the router keeps it. */
+export interface HopSessionSource {
+  readonly key: SessionKey;
+  readonly mcpSessionId?: string | undefined;
+  readonly protocolVersion: ProtocolVersion;
+  readonly state: SessionState;
+  readonly transportContext: TransportContext;
+}
+
+/** The upstream link a hop crosses. */
+export interface HopLink {
+  readonly name: string;
+  readonly transportContext: TransportContext;
+}
+
+/** What every hop carries, whatever its kind. */
+export interface HopBase {
+  /** The hop's trace id (its envelope id). */
+  readonly id: string;
+  readonly message: JsonRpcMessage;
+  readonly context: string;
+  /** When the message reached the gateway (monotonic milliseconds). */
+  readonly receivedAt: number;
+  /** The message's text as it went on the wire, when the router has it. */
+  readonly raw: string | undefined;
+  readonly correlation?: readonly string[] | undefined;
+}
+
+/**
+ * The session a hop is traced under: the live session's key, else the key the correlation table
+ * remembered (a session that has since ended), else `gateway` for the gateway's own traffic
+ * ({@link INTERNAL_SESSION} in the table, `GATEWAY_PARTICIPANT` in the trace).
+ */
+export function traceSessionOf(
+  session: HopSessionSource | undefined,
+  key: SessionKey | undefined,
+): SessionKey {
+  if (session) return session.key;
+  return key !== undefined && key !== INTERNAL_SESSION ? key : GATEWAY_PARTICIPANT;
+}
+
+function sessionContextOf(session: HopSessionSource | undefined): HopSession | undefined {
+  return session
+    ? {
+        id: session.mcpSessionId ?? session.key,
+        protocolVersion: session.protocolVersion,
+        state: session.state,
+      }
+    : undefined;
+}
+
+function fields(
+  base: HopBase,
+): Pick<HopFields, 'id' | 'message' | 'context' | 'receivedAt' | 'payloadJson' | 'correlationId'> {
+  return {
+    id: base.id,
+    message: base.message,
+    context: base.context,
+    receivedAt: base.receivedAt,
+    payloadJson: base.raw,
+    correlationId: base.correlation,
+  };
+}
+
+/** A client's message as it reached the gateway, on the transport it came by. */
+export function clientInHop(
+  session: HopSessionSource,
+  transport: TransportContext,
+  base: HopBase,
+): HopFields {
+  return {
+    ...fields(base),
+    direction: 'client->server',
+    from: clientParticipant(session.key),
+    to: GATEWAY_PARTICIPANT,
+    session: session.key,
+    sessionContext: sessionContextOf(session),
+    transport,
+  };
+}
+
+/**
+ * A message the gateway wrote to an upstream link, on behalf of `session` (or of the session the
+ * table remembers as `sessionKey`; neither for the gateway's own requests).
+ */
+export function toUpstreamHop(
+  link: HopLink,
+  session: HopSessionSource | undefined,
+  sessionKey: SessionKey | undefined,
+  base: HopBase,
+  sentAt: number,
+): HopFields {
+  return {
+    ...fields(base),
+    direction: 'client->server',
+    from: GATEWAY_PARTICIPANT,
+    to: serverParticipant(link.name),
+    session: traceSessionOf(session, sessionKey),
+    sessionContext: sessionContextOf(session),
+    transport: link.transportContext,
+    upstream: link.name,
+    sentAt,
+  };
+}
+
+/**
+ * An upstream's message as it reached the gateway, on the transport it came by, traced under the
+ * session it concerns (or the one the table remembers as `sessionKey`; neither: the gateway's).
+ */
+export function fromUpstreamHop(
+  upstream: string,
+  transport: TransportContext,
+  session: HopSessionSource | undefined,
+  sessionKey: SessionKey | undefined,
+  base: HopBase,
+): HopFields {
+  return {
+    ...fields(base),
+    direction: 'server->client',
+    from: serverParticipant(upstream),
+    to: GATEWAY_PARTICIPANT,
+    session: traceSessionOf(session, sessionKey),
+    sessionContext: sessionContextOf(session),
+    transport,
+    upstream,
+  };
+}
+
+/** For a call's final response: the upstream that answered it, and when its result was known. */
+export interface ToClientResult {
+  readonly upstream?: string | undefined;
+  readonly resultAt?: number | undefined;
+  readonly resultIsError?: boolean | undefined;
+}
+
+/** A message the gateway wrote to a client session, on the session's transport. */
+export function toClientHop(
+  session: HopSessionSource,
+  base: HopBase,
+  sentAt: number,
+  result: ToClientResult,
+): HopFields {
+  return {
+    ...fields(base),
+    direction: 'server->client',
+    from: GATEWAY_PARTICIPANT,
+    to: clientParticipant(session.key),
+    session: session.key,
+    sessionContext: sessionContextOf(session),
+    transport: session.transportContext,
+    upstream: result.upstream,
+    sentAt,
+    resultAt: result.resultAt,
+    resultIsError: result.resultAt === undefined ? undefined : result.resultIsError === true,
+  };
+}
