@@ -37,7 +37,7 @@ import { eventsLostNotice } from './events-lost-notice.js';
 import { isJsonContentType, listsMediaType } from './http-guards.js';
 import { HttpSession, type ResponseMode } from './http-session.js';
 import { type BodyResult, readBodyThen } from './read-body.js';
-import { answerInternalError, refuseSlowBody, sendJsonRpcError } from './responses.js';
+import { answerInternalError, bodyTextOrRefuse, sendJsonRpcError } from './responses.js';
 import type { SessionRegistry } from './session-registry.js';
 import type { SseSession } from './sse-session.js';
 
@@ -157,23 +157,8 @@ export class LegacyEndpoint {
     const versionHeader = header(req, 'mcp-protocol-version');
     const legacyHeader =
       versionHeader === undefined || (isKnownRevision(versionHeader) && eraOf(versionHeader) === 'legacy');
-    if (body.kind === 'too-large') {
-      o.metrics.inc('http_rejected_total', { reason: 'too-large' });
-      sendJsonRpcError(
-        res,
-        413,
-        JsonRpcCode.MessageTooLarge,
-        `Payload Too Large: the body exceeds ${o.server.maxBodyBytes} bytes`,
-        null,
-        { connection: 'close' },
-      );
-      return;
-    }
-    if (body.kind === 'timeout') {
-      refuseSlowBody(res, o.server.bodyTimeoutMs, o.metrics);
-      return;
-    }
-    if (body.kind === 'aborted') return;
+    const text = bodyTextOrRefuse(res, body, o.server, o.metrics);
+    if (text === undefined) return;
 
     const sessionId = header(req, 'mcp-session-id');
     if (sessionId !== undefined && !SESSION_ID.test(sessionId)) {
@@ -198,7 +183,7 @@ export class LegacyEndpoint {
         : HTTP_DEFAULT_REVISION;
     // A client's members of the gateway's `_meta` namespace: its request refused, else removed.
     const payload = screenClientPayload(
-      readInbound(body.text, {
+      readInbound(text, {
         allowBatch: allowsBatch(revision),
         revision,
         maxDepth: o.server.maxJsonDepth,

@@ -4,6 +4,7 @@ import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
 import type { RequestId } from '../../../protocol/jsonrpc/types.js';
+import type { BodyResult } from './read-body.js';
 
 /**
  * An HTTP error answer with a JSON-RPC error body. The id is null when the failing message's id
@@ -63,6 +64,39 @@ export function refuseSlowBody(res: ServerResponse, timeoutMs: number, metrics: 
     null,
     { connection: 'close' },
   );
+}
+
+/**
+ * Answers a POST whose body could not be read whole, the same on every endpoint: too large (413,
+ * and the connection closes, since the rest of the body is left unread), too slow (408), or the
+ * client left (nothing). Returns the body's text when it was read, else `undefined` once answered.
+ */
+export function bodyTextOrRefuse(
+  res: ServerResponse,
+  body: BodyResult,
+  limits: { readonly maxBodyBytes: number; readonly bodyTimeoutMs: number },
+  metrics: Metrics,
+): string | undefined {
+  switch (body.kind) {
+    case 'ok':
+      return body.text;
+    case 'too-large':
+      metrics.inc('http_rejected_total', { reason: 'too-large' });
+      sendJsonRpcError(
+        res,
+        413,
+        JsonRpcCode.MessageTooLarge,
+        `Payload Too Large: the body exceeds ${limits.maxBodyBytes} bytes`,
+        null,
+        { connection: 'close' },
+      );
+      return undefined;
+    case 'timeout':
+      refuseSlowBody(res, limits.bodyTimeoutMs, metrics);
+      return undefined;
+    case 'aborted':
+      return undefined;
+  }
 }
 
 /**

@@ -32,7 +32,7 @@ import { screenClientPayload } from '../../client-meta.js';
 import { isJsonContentType, listsMediaType } from './http-guards.js';
 import type { EndpointRequest, ServedSession, SessionHooks } from './legacy-endpoint.js';
 import { readBodyThen } from './read-body.js';
-import { answerInternalError, refuseSlowBody, sendJsonRpcError } from './responses.js';
+import { answerInternalError, bodyTextOrRefuse, sendJsonRpcError } from './responses.js';
 import type { SessionRegistry } from './session-registry.js';
 import { SseSession } from './sse-session.js';
 
@@ -160,24 +160,9 @@ export class SseEndpoint {
     const session = found;
     readBodyThen(req, { maxBytes: o.server.maxBodyBytes, timeoutMs: o.server.bodyTimeoutMs }, (body) => {
       try {
-        if (body.kind === 'too-large') {
-          o.metrics.inc('http_rejected_total', { reason: 'too-large' });
-          sendJsonRpcError(
-            res,
-            413,
-            JsonRpcCode.MessageTooLarge,
-            `Payload Too Large: the body exceeds ${o.server.maxBodyBytes} bytes`,
-            null,
-            { connection: 'close' },
-          );
-          return;
-        }
-        if (body.kind === 'timeout') {
-          refuseSlowBody(res, o.server.bodyTimeoutMs, o.metrics);
-          return;
-        }
-        if (body.kind === 'aborted') return;
-        this.#dispatch(request, session, body.text);
+        const text = bodyTextOrRefuse(res, body, o.server, o.metrics);
+        if (text === undefined) return;
+        this.#dispatch(request, session, text);
       } catch (error) {
         answerInternalError(res, error, req.url, o.logger, o.metrics);
       }

@@ -51,7 +51,7 @@ import { formatEvent } from '../../sse/sse-writer.js';
 import { isJsonContentType, listsMediaType } from '../http-guards.js';
 import type { EndpointRequest, SessionHooks } from '../legacy-endpoint.js';
 import { readBody } from '../read-body.js';
-import { refuseSlowBody, sendJsonRpcError } from '../responses.js';
+import { bodyTextOrRefuse, sendJsonRpcError } from '../responses.js';
 import { adaptResponse } from './adapt-response.js';
 import { MODERN_SSE_HEADERS, type ModernCall, ModernSession } from './modern-session.js';
 import { RequestStateCodec } from './request-state.js';
@@ -212,27 +212,10 @@ export class ModernEndpoint {
       return;
     }
     const body = await readBody(req, { maxBytes: o.server.maxBodyBytes, timeoutMs: o.server.bodyTimeoutMs });
-    if (body.kind === 'too-large') {
-      // The rest of the body is left unread: the connection ends with the answer, as on the legacy
-      // endpoint, or it would stay open with a paused request on it.
-      o.metrics.inc('http_rejected_total', { reason: 'too-large' });
-      sendJsonRpcError(
-        res,
-        413,
-        JsonRpcCode.MessageTooLarge,
-        `Payload Too Large: the body exceeds ${o.server.maxBodyBytes} bytes`,
-        null,
-        { connection: 'close' },
-      );
-      return;
-    }
-    if (body.kind === 'timeout') {
-      refuseSlowBody(res, o.server.bodyTimeoutMs, o.metrics);
-      return;
-    }
-    if (body.kind === 'aborted') return;
+    const text = bodyTextOrRefuse(res, body, o.server, o.metrics);
+    if (text === undefined) return;
     const maxDepth = o.server.maxJsonDepth;
-    const json = parseJson(body.text, { maxDepth });
+    const json = parseJson(text, { maxDepth });
     if (!json.ok) {
       send(res, 400, json.id, json.error.code, json.error.message);
       return;
