@@ -14,7 +14,7 @@
 
 import type { TransportContext, TransportKind } from '../envelope/message-context.js';
 import { SbErrorCode } from '../errors/switchboard-error.js';
-import { gatewayError } from '../errors/to-jsonrpc-error.js';
+import { gatewayError, rejectionAsJsonRpcError } from '../errors/to-jsonrpc-error.js';
 import { newEnvelopeId } from '../meup/ids.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
@@ -309,14 +309,11 @@ function errorText(error: unknown): string {
 }
 
 /**
- * A JSON-RPC error object from anything rejected: kept when it is one; anything else becomes
+ * A JSON-RPC error object from anything rejected (`rejectionAsJsonRpcError`); anything else becomes
  * `message` under `code`, without the thrown text (internals stay in the log, not on the wire).
  */
 function asRpcError(error: unknown, code: SbErrorCode, message: string): JsonRpcErrorObject {
-  if (isObject(error) && typeof error.code === 'number' && typeof error.message === 'string') {
-    return error as unknown as JsonRpcErrorObject;
-  }
-  return gatewayError(code, message);
+  return rejectionAsJsonRpcError(error, () => gatewayError(code, message));
 }
 
 export class Router implements SessionHost, LinkHost {

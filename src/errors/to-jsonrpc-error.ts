@@ -1,4 +1,5 @@
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
+import { isObject } from '../protocol/jsonrpc/json-object.js';
 import type { JsonRpcErrorObject } from '../protocol/jsonrpc/types.js';
 import { SbErrorCode, SwitchboardError } from './switchboard-error.js';
 
@@ -54,4 +55,21 @@ export function gatewayError(
   details?: Record<string, unknown>,
 ): JsonRpcErrorObject {
   return toJsonRpcError(new SwitchboardError(code, message, details ? { details } : undefined));
+}
+
+/**
+ * The JSON-RPC error object a rejection stands for: a `SwitchboardError`'s (the gateway's own
+ * failures are thrown as that one class, so their stacks survive), a JSON-RPC error object passed
+ * through as it is (an upstream's answer, or a resolver of someone else's that rejects with one),
+ * else `fallback` — never the thrown text, which stays in the log.
+ */
+export function rejectionAsJsonRpcError(
+  error: unknown,
+  fallback: () => JsonRpcErrorObject,
+): JsonRpcErrorObject {
+  if (error instanceof SwitchboardError) return toJsonRpcError(error);
+  if (isObject(error) && typeof error.code === 'number' && typeof error.message === 'string') {
+    return error as unknown as JsonRpcErrorObject;
+  }
+  return fallback();
 }

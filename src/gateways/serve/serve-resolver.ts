@@ -31,8 +31,8 @@ import type {
   SessionView,
   UpstreamReply,
 } from '../../core/router.js';
-import { SbErrorCode } from '../../errors/switchboard-error.js';
-import { gatewayError } from '../../errors/to-jsonrpc-error.js';
+import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
+import { gatewayError, rejectionAsJsonRpcError } from '../../errors/to-jsonrpc-error.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import { JsonRpcCode } from '../../protocol/jsonrpc/codes.js';
@@ -294,10 +294,12 @@ export class ServeResolver implements RequestResolver {
       const lookup = this.#o.manager.linkFor(upstream, key, initializeParams);
       if (lookup.kind === 'ready') return lookup.link;
       if (lookup.kind === 'down')
-        throw gatewayError(SbErrorCode.UpstreamUnavailable, lookup.reason, { upstream });
+        throw new SwitchboardError(SbErrorCode.UpstreamUnavailable, lookup.reason, { details: { upstream } });
       await lookup.ready;
     }
-    throw gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${upstream} is not ready`, { upstream });
+    throw new SwitchboardError(SbErrorCode.UpstreamUnavailable, `upstream ${upstream} is not ready`, {
+      details: { upstream },
+    });
   }
 
   #uriOwner(uri: string, routing: SessionRouting): string | undefined {
@@ -343,7 +345,7 @@ export class ServeResolver implements RequestResolver {
    */
   async discover(key: SessionKey): Promise<{ capabilities: JsonObject; instructions?: string }> {
     const routing = this.#sessions.get(key);
-    if (!routing) throw gatewayError(SbErrorCode.Internal, 'session has no route');
+    if (!routing) throw new SwitchboardError(SbErrorCode.Internal, 'session has no route');
     const gathered = await this.#gather(key, routing, undefined);
     if ('error' in gathered) throw gathered.error;
     const single = routing.upstreams.length === 1 ? gathered.results[0]!.result : undefined;
@@ -388,10 +390,9 @@ export class ServeResolver implements RequestResolver {
     const first = settled[0];
     const reason = first?.status === 'rejected' ? first.reason : undefined;
     return {
-      error:
-        isObject(reason) && typeof reason.code === 'number'
-          ? (reason as unknown as JsonRpcErrorObject)
-          : gatewayError(SbErrorCode.UpstreamUnavailable, 'no upstream is available'),
+      error: rejectionAsJsonRpcError(reason, () =>
+        gatewayError(SbErrorCode.UpstreamUnavailable, 'no upstream is available'),
+      ),
     };
   }
 

@@ -16,7 +16,7 @@ import type { SharingMode, UpstreamConfig } from '../../config/types.js';
 import type { LinkId, SessionKey } from '../../core/correlation-table.js';
 import type { UpstreamClose } from '../../core/ports.js';
 import type { Router } from '../../core/router.js';
-import { SbErrorCode } from '../../errors/switchboard-error.js';
+import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { gatewayError } from '../../errors/to-jsonrpc-error.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
@@ -242,7 +242,9 @@ export class UpstreamManager {
   ): Promise<InitializeResult> {
     const lookup = this.linkFor(name, session, initializeParams);
     if (lookup.kind === 'down')
-      return Promise.reject(gatewayError(SbErrorCode.UpstreamUnavailable, lookup.reason, { upstream: name }));
+      return Promise.reject(
+        new SwitchboardError(SbErrorCode.UpstreamUnavailable, lookup.reason, { details: { upstream: name } }),
+      );
     const upstream = this.#upstreams.get(name)!;
     const connection =
       upstream.config.sharing === 'shared'
@@ -380,7 +382,7 @@ export class UpstreamManager {
             ...(session ? { traceSession: session } : {}),
           });
           if ('error' in reply.response) {
-            throw gatewayError(
+            throw new SwitchboardError(
               SbErrorCode.UpstreamProtocol,
               `upstream ${upstream.config.name} refused initialize: ${reply.response.error.message}`,
             );

@@ -1,6 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { SwitchboardError } from '../../errors/switchboard-error.js';
+import { toJsonRpcError } from '../../errors/to-jsonrpc-error.js';
 import { JsonRpcCode } from '../../protocol/jsonrpc/codes.js';
 import { holdKey, type PoolLease, UpstreamPool } from './upstream-pool.js';
+
+/** A refusal is thrown as the gateway's one error class (its stack kept); this is what the client gets. */
+function onWire(error: unknown) {
+  expect(error).toBeInstanceOf(SwitchboardError);
+  return toJsonRpcError(error);
+}
 
 interface Child {
   readonly link: string;
@@ -104,14 +112,11 @@ describe('UpstreamPool', () => {
     const waiting = pool.acquire('B', h('B', 1));
     const refused = pool.acquire('C', h('C', 1));
     if (waiting.kind !== 'queued' || refused.kind !== 'queued') throw new Error('expected queued');
-    await expect(refused.ready).rejects.toMatchObject({
+    await expect(refused.ready.catch(onWire)).resolves.toMatchObject({
       code: JsonRpcCode.LimitExceeded,
       data: { code: 'SB_LIMIT_EXCEEDED', upstream: 'everything', max: 1 },
     });
-    const outcome = waiting.ready.then(
-      () => 'resolved',
-      (e: { code: number; message: string }) => e,
-    );
+    const outcome = waiting.ready.then(() => 'resolved', onWire);
     await vi.advanceTimersByTimeAsync(1000);
     expect(await outcome).toMatchObject({
       code: JsonRpcCode.LimitExceeded,
@@ -241,10 +246,12 @@ describe('UpstreamPool', () => {
     const waiting = pool.acquire('C', h('C', 1));
     pool.close();
     if (waiting.kind !== 'queued') throw new Error('expected queued');
-    await expect(waiting.ready).rejects.toMatchObject({ data: { code: 'SB_SHUTTING_DOWN' } });
+    await expect(waiting.ready.catch(onWire)).resolves.toMatchObject({ data: { code: 'SB_SHUTTING_DOWN' } });
     const after = pool.acquire('D', h('D', 1));
     if (after.kind !== 'queued') throw new Error('expected queued');
-    await expect(after.ready).rejects.toMatchObject({ data: { code: 'SB_UPSTREAM_UNAVAILABLE' } });
+    await expect(after.ready.catch(onWire)).resolves.toMatchObject({
+      data: { code: 'SB_UPSTREAM_UNAVAILABLE' },
+    });
     expect(pool.anchor()).toBeUndefined();
   });
 });

@@ -29,8 +29,7 @@
  * It knows nothing of the router: children are opaque (`C`), started and closed by the caller.
  */
 import type { LinkId, SessionKey } from '../../core/correlation-table.js';
-import { SbErrorCode } from '../../errors/switchboard-error.js';
-import { gatewayError } from '../../errors/to-jsonrpc-error.js';
+import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import type { RequestId } from '../../protocol/jsonrpc/types.js';
 
 /** What the pool needs of a child: the router link it is. */
@@ -140,7 +139,7 @@ export class UpstreamPool<C extends PoolChild> {
       return {
         kind: 'queued',
         ready: Promise.reject(
-          gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${this.#o.name} is closed`),
+          new SwitchboardError(SbErrorCode.UpstreamUnavailable, `upstream ${this.#o.name} is closed`),
         ),
       };
     }
@@ -209,7 +208,7 @@ export class UpstreamPool<C extends PoolChild> {
   closeSession(session: SessionKey): void {
     for (const waiter of this.#queue.filter((w) => w.session === session)) {
       clearTimeout(waiter.timer);
-      waiter.reject(gatewayError(SbErrorCode.Cancelled, 'the session ended'));
+      waiter.reject(new SwitchboardError(SbErrorCode.Cancelled, 'the session ended'));
     }
     this.#queue = this.#queue.filter((w) => w.session !== session);
     for (const slot of this.#slots.filter((s) => s.lease === session))
@@ -229,19 +228,19 @@ export class UpstreamPool<C extends PoolChild> {
     this.#closed = true;
     for (const waiter of this.#queue) {
       clearTimeout(waiter.timer);
-      waiter.reject(gatewayError(SbErrorCode.ShuttingDown, `upstream ${this.#o.name} is closing`));
+      waiter.reject(new SwitchboardError(SbErrorCode.ShuttingDown, `upstream ${this.#o.name} is closing`));
     }
     this.#queue = [];
     for (const slot of this.#slots) clearTimeout(slot.idle);
   }
 
   /** -32007 (`SB_LIMIT_EXCEEDED`): every child serves another session. */
-  #exhausted(why: string) {
-    return gatewayError(
+  #exhausted(why: string): SwitchboardError {
+    return new SwitchboardError(
       SbErrorCode.LimitExceeded,
       `all ${this.#o.max} children of upstream ${this.#o.name} are serving other sessions ${why} ` +
         '(raise pool.max, pool.queueTimeout or pool.maxQueued)',
-      { upstream: this.#o.name, max: this.#o.max },
+      { details: { upstream: this.#o.name, max: this.#o.max } },
     );
   }
 
