@@ -19,15 +19,13 @@
  */
 import type { Dispatcher } from 'undici';
 import { SbErrorCode, SwitchboardError } from '../../../errors/switchboard-error.js';
-import { silentLogger } from '../../../observe/logger.js';
-import { Metrics } from '../../../observe/metrics.js';
 import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import { eraOf, isKnownRevision, MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import { describeNetworkError } from './describe-error.js';
 import { probeHandshake } from './handshake-probe.js';
 import { HttpConnection } from './http-connection.js';
-import { readModernAnswer } from './modern-answer.js';
+import { readProbeAnswer } from './modern-answer.js';
 import { errorObjectOf, isModernErrorSignal } from './modern-errors.js';
 import { modernRequestHeaders } from './modern-request-headers.js';
 import { META } from './request-envelope.js';
@@ -125,19 +123,7 @@ async function probeDiscover(options: EraProbeOptions): Promise<EraVerdict> {
     throw unavailable(options.name, `server/discover failed: ${describeNetworkError(error)}`);
   }
   const status = response.statusCode;
-  const answer = await readModernAnswer(
-    {
-      upstream: options.name,
-      maxMessageBytes: 1024 * 1024,
-      path,
-      logger: silentLogger,
-      metrics: new Metrics(),
-    },
-    response,
-    PROBE_ID,
-    'probe',
-    () => {},
-  );
+  const answer = await readProbeAnswer(options.name, path, response, PROBE_ID);
   if (answer.kind === 'response' || answer.kind === 'refused') {
     const error = answer.kind === 'response' ? errorObjectOf(answer.response) : answer.error;
     if (error && isModernErrorSignal(error.code, status))

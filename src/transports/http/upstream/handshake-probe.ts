@@ -14,14 +14,12 @@
  * timeout) is "not accepted": the server was found modern already, and it stays modern.
  */
 import type { Dispatcher } from 'undici';
-import { silentLogger } from '../../../observe/logger.js';
-import { Metrics } from '../../../observe/metrics.js';
 import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import type { JsonObject } from '../../../protocol/jsonrpc/types.js';
 import { eraOf, isKnownRevision, LATEST_LEGACY_REVISION } from '../../../protocol/mcp/revisions.js';
 import { describeNetworkError } from './describe-error.js';
 import { HttpConnection } from './http-connection.js';
-import { readModernAnswer } from './modern-answer.js';
+import { readProbeAnswer } from './modern-answer.js';
 import { configuredHeaders, isValidSessionId, POST_ACCEPT } from './request-headers.js';
 
 /** Where and how to ask. */
@@ -78,19 +76,7 @@ export async function probeHandshake(options: HandshakeProbeOptions): Promise<Ha
   const sessionId = typeof header === 'string' && isValidSessionId(header) ? header : undefined;
   // Read the whole answer: an SSE body ends once the response is written (a 2025 server closes a
   // POST's stream after its response), and the session is ended only after.
-  const answer = await readModernAnswer(
-    {
-      upstream: options.name,
-      maxMessageBytes: 1024 * 1024,
-      path,
-      logger: silentLogger,
-      metrics: new Metrics(),
-    },
-    response,
-    PROBE_ID,
-    'probe',
-    () => {},
-  );
+  const answer = await readProbeAnswer(options.name, path, response, PROBE_ID);
   if (sessionId !== undefined) {
     // Leave nothing behind: the session was opened for this question only. Its outcome changes
     // nothing (a server may expire it on its own).

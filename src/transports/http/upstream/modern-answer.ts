@@ -16,8 +16,8 @@ import {
   safeHeaders,
   type TransportContext,
 } from '../../../envelope/message-context.js';
-import type { Logger } from '../../../observe/logger.js';
-import type { Metrics } from '../../../observe/metrics.js';
+import { type Logger, silentLogger } from '../../../observe/logger.js';
+import { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
 import { isObject } from '../../../protocol/jsonrpc/json-object.js';
 import { DEFAULT_MAX_JSON_DEPTH, parseJson } from '../../../protocol/jsonrpc/parse.js';
@@ -104,6 +104,27 @@ function parseBounded(reader: AnswerReader, text: string): { value: unknown } | 
 function isResponseTo(value: JsonObject, id: RequestId): boolean {
   if ('method' in value || !('result' in value || 'error' in value)) return false;
   return value.id === id || (value.id === null && 'error' in value);
+}
+
+/**
+ * The answer to a question the gateway asks a server on its own while finding its era (the era
+ * and handshake probes): read whole (at most 1 MiB), notifications ignored, nothing logged or
+ * counted, since no client call stands behind it. Never rejects.
+ */
+export function readProbeAnswer(
+  upstream: string,
+  path: string,
+  response: Dispatcher.ResponseData,
+  id: RequestId,
+): Promise<ModernAnswer> {
+  const reader = {
+    upstream,
+    maxMessageBytes: 1024 * 1024,
+    path,
+    logger: silentLogger,
+    metrics: new Metrics(),
+  };
+  return readModernAnswer(reader, response, id, 'probe', () => {});
 }
 
 /** Reads the answer to request `id` from `response` (see the file comment). Never rejects. */
