@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runInRequestScope } from '../../../audit/request-scope.js';
 import type { ResumabilityConfig, ServerConfig, SessionsConfig } from '../../../config/types.js';
 import { planPayload } from '../../../core/batch-plan.js';
-import { type InboundItem, readInbound } from '../../../core/inbound.js';
+import type { InboundItem } from '../../../core/inbound.js';
 import type { SessionHost } from '../../../core/ports.js';
 import { newSessionKey } from '../../../core/session-key.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
@@ -24,15 +24,10 @@ import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
 import type { JsonRpcMessage } from '../../../protocol/jsonrpc/types.js';
 import { envelopeClaim, SUPPORTED_NEWEST_FIRST } from '../../../protocol/mcp/modern-meta.js';
-import {
-  allowsBatch,
-  eraOf,
-  HTTP_DEFAULT_REVISION,
-  isKnownRevision,
-} from '../../../protocol/mcp/revisions.js';
-import { screenClientPayload } from '../../client-meta.js';
+import { eraOf, HTTP_DEFAULT_REVISION, isKnownRevision } from '../../../protocol/mcp/revisions.js';
 import { parseEventId } from '../events/event-id.js';
 import type { EventStore } from '../events/event-store.js';
+import { clientPayloadOrRefuse } from './client-payload.js';
 import { eventsLostNotice } from './events-lost-notice.js';
 import { isJsonContentType, listsMediaType } from './http-guards.js';
 import { HttpSession, type ResponseMode } from './http-session.js';
@@ -181,23 +176,9 @@ export class LegacyEndpoint {
       : legacyHeader
         ? (versionHeader ?? HTTP_DEFAULT_REVISION)
         : HTTP_DEFAULT_REVISION;
-    // A client's members of the gateway's `_meta` namespace: its request refused, else removed.
-    const payload = screenClientPayload(
-      readInbound(text, {
-        allowBatch: allowsBatch(revision),
-        revision,
-        maxDepth: o.server.maxJsonDepth,
-      }),
-      o.metrics,
-      'http',
-    );
-    if (payload.error) {
-      o.metrics.inc('http_rejected_total', {
-        reason: payload.error.code === JsonRpcCode.ParseError ? 'parse-error' : 'invalid-request',
-      });
-      sendJsonRpcError(res, 400, payload.error.code, payload.error.message);
-      return;
-    }
+    // Parsed, the gateway's `_meta` namespace screened; not JSON-RPC at all: 400.
+    const payload = clientPayloadOrRefuse(res, text, revision, o.server.maxJsonDepth, o.metrics);
+    if (payload === undefined) return;
     const valid = payload.items.filter(
       (i): i is Extract<InboundItem, { kind: 'message' }> => i.kind === 'message',
     );

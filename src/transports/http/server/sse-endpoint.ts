@@ -20,15 +20,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { runInRequestScope } from '../../../audit/request-scope.js';
 import type { ServerConfig } from '../../../config/types.js';
 import { planPayload } from '../../../core/batch-plan.js';
-import { type InboundItem, readInbound } from '../../../core/inbound.js';
+import type { InboundItem } from '../../../core/inbound.js';
 import type { SessionHost } from '../../../core/ports.js';
 import { newSessionKey } from '../../../core/session-key.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
-import { allowsBatch } from '../../../protocol/mcp/revisions.js';
-import { screenClientPayload } from '../../client-meta.js';
+import { clientPayloadOrRefuse } from './client-payload.js';
 import { isJsonContentType, listsMediaType } from './http-guards.js';
 import type { EndpointRequest, ServedSession, SessionHooks } from './legacy-endpoint.js';
 import { readBodyThen } from './read-body.js';
@@ -181,18 +180,9 @@ export class SseEndpoint {
       return;
     }
     const revision = o.router.session(session.key)?.protocolVersion ?? SSE_REVISION;
-    const payload = screenClientPayload(
-      readInbound(text, { allowBatch: allowsBatch(revision), revision, maxDepth: o.server.maxJsonDepth }),
-      o.metrics,
-      'http',
-    );
-    if (payload.error) {
-      o.metrics.inc('http_rejected_total', {
-        reason: payload.error.code === JsonRpcCode.ParseError ? 'parse-error' : 'invalid-request',
-      });
-      sendJsonRpcError(res, 400, payload.error.code, payload.error.message);
-      return;
-    }
+    // Parsed, the gateway's `_meta` namespace screened; not JSON-RPC at all: 400.
+    const payload = clientPayloadOrRefuse(res, text, revision, o.server.maxJsonDepth, o.metrics);
+    if (payload === undefined) return;
     session.lastActivity = Date.now();
     // Each request gets one answer: an id already in flight, or repeated in the batch, is refused
     // on the stream with the endpoint's other own answers (`batch-plan.ts`).
