@@ -1,10 +1,11 @@
 /**
  * The `UpstreamTransport` contract run against every HTTP upstream transport, each with a local
  * server of its era (`test-support/contract-peer.ts`): the three era transports on their own, and
- * the era-switching `HttpUpstreamTransport` speaking each era, the probe and the 2024-11-05
- * fallback included.
+ * the era-switching `HttpUpstreamTransport` speaking each era, the probe (a server of 2026-07-28
+ * only, and one of both eras, which gets the dual transport) and the 2024-11-05 fallback included.
  */
 
+import { describe, expect, it } from 'vitest';
 import type { UpstreamTransport } from '../../../core/ports.js';
 import { upstreamTransportContract } from '../../../core/test-support/upstream-transport.contract.js';
 import { silentLogger } from '../../../observe/logger.js';
@@ -56,5 +57,23 @@ against('ModernHttpTransport', 'modern-http', (url) => new ModernHttpTransport(o
 against('LegacySseTransport', 'sse', (url) => new LegacySseTransport(options(url)));
 against('HttpUpstreamTransport (Streamable HTTP)', 'streamable-http', facade({ era: 'legacy' }));
 against('HttpUpstreamTransport (probed 2026-07-28)', 'modern-http', facade({ era: 'auto' }));
+against('HttpUpstreamTransport (probed both eras)', 'dual-http', facade({ era: 'auto' }));
 against('HttpUpstreamTransport (HTTP+SSE)', 'sse', facade({ transport: 'sse' }));
 against('HttpUpstreamTransport (fallback to HTTP+SSE)', 'fallback', facade({ era: 'legacy' }));
+
+describe('the probe picks the transport the contract runs against', () => {
+  it.each([
+    ['modern-http', 'modern-http'],
+    ['dual-http', 'dual-http'],
+  ] as const)('a %s peer gets the %s transport', async (era, kind) => {
+    const server = await startContractServer(era);
+    const transport = new HttpUpstreamTransport({ ...options(server.url), era: 'auto' });
+    try {
+      await transport.start();
+      expect(transport.kind).toBe(kind);
+    } finally {
+      await transport.close();
+      await server.kill();
+    }
+  });
+});

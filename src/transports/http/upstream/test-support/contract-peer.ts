@@ -8,7 +8,10 @@
  *
  * - `streamable-http` (2025-03-26..2025-11-25): `initialize` gets a session id, requests JSON,
  *   notifications 202, GET 405, DELETE 200.
- * - `modern-http` (2026-07-28): `server/discover` and every request get a complete JSON result.
+ * - `modern-http` (2026-07-28 only): `server/discover` and every request get a complete JSON
+ *   result; `initialize` is refused (400, -32022), as a server of that era alone does.
+ * - `dual-http` (both eras): a request with the 2026-07-28 envelope gets a complete result, anything
+ *   else is served as `streamable-http` (`initialize` opens a session).
  * - `sse` (2024-11-05): a GET stream that names its endpoint and greets at once; POSTs get 202 and
  *   their answers go on the stream.
  * - `fallback`: a 2024-11-05 server behind a URL whose `initialize` POST gets 405, which sends a
@@ -18,7 +21,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { json, sseEvent, startSse } from './scripted-server.js';
 
-export type ContractEra = 'streamable-http' | 'modern-http' | 'sse' | 'fallback';
+export type ContractEra = 'streamable-http' | 'modern-http' | 'dual-http' | 'sse' | 'fallback';
 
 /** The method of the notification a 2024-11-05 peer sends right after its endpoint event. */
 export const SSE_GREETING = 'contract/hello';
@@ -26,6 +29,12 @@ export const SSE_GREETING = 'contract/hello';
 interface Body {
   readonly id?: string | number;
   readonly method?: string;
+  readonly params?: { readonly _meta?: Record<string, unknown> };
+}
+
+/** Whether a request carries the 2026-07-28 envelope (its protocol version in `_meta`). */
+function modernRequest(body: Body): boolean {
+  return body.params?._meta?.['io.modelcontextprotocol/protocolVersion'] !== undefined;
 }
 
 /** A scripted server of one era, with the controls the contract needs. */
@@ -58,7 +67,9 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
         capabilities: {},
         _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'peer', version: '1' } },
       };
-    return era === 'modern-http' ? { resultType: 'complete', echo: body.method } : { echo: body.method };
+    return era === 'modern-http' || (era === 'dual-http' && modernRequest(body))
+      ? { resultType: 'complete', echo: body.method }
+      : { echo: body.method };
   };
 
   const handler = (
@@ -113,8 +124,18 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
       response.writeHead(202).end();
       return;
     }
+    if (era === 'modern-http' && body.method === 'initialize') {
+      const error = {
+        code: -32022,
+        message: 'Unsupported protocol version',
+        data: { supported: ['2026-07-28'] },
+      };
+      json(response, { jsonrpc: '2.0', id: body.id, error }, 400);
+      return;
+    }
+    const sessions = era === 'streamable-http' || era === 'dual-http';
     const headers: Record<string, string> =
-      era === 'streamable-http' && body.method === 'initialize' ? { 'mcp-session-id': 'S1' } : {};
+      sessions && body.method === 'initialize' ? { 'mcp-session-id': 'S1' } : {};
     json(response, { jsonrpc: '2.0', id: body.id, result: answerOf(body) }, 200, headers);
   };
 
