@@ -11,7 +11,13 @@ import { SlowReaderCut } from './slow-reader-cut.js';
 
 /** A response whose unsent bytes are what the test says. */
 function stream() {
-  const s = { writableLength: 0, destroyed: false, destroy: () => void (s.destroyed = true) };
+  const s = {
+    writableLength: 0,
+    destroyed: false,
+    destroy() {
+      s.destroyed = true;
+    },
+  };
   return s;
 }
 
