@@ -7,7 +7,10 @@
  * - a request the gateway sends upstream (`upstreamStarted` when it is entered in the correlation
  *   table, `upstreamEnded` once: its response, a failure, a timeout, a cancellation). A client
  *   call forwarded is one; each request of an aggregated list's fan-out is one, per upstream;
- * - a client session (`sessionOpened`, `sessionClosed`).
+ * - a client session (`sessionOpened`, `sessionClosed`);
+ * - an upstream connection (a link) changing state (`linkChanged`): attached while starting, ready
+ *   once its handshake is done, restarting or down when it closes; a link that leaves `ready` says
+ *   how long it was ready (the gateway's session with that upstream).
  *
  * Like taps, observers observe and never steer: they are called synchronously, their return is
  * ignored, and one that throws is logged (once per observer) and counted
@@ -20,7 +23,7 @@ import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc/types.js';
 import type { ProtocolVersion } from '../protocol/mcp/revisions.js';
-import type { SessionKey } from './correlation-table.js';
+import type { LinkId, SessionKey } from './correlation-table.js';
 import type { SessionView } from './ports.js';
 
 /**
@@ -67,6 +70,8 @@ export interface CallEnd {
 /** A request the gateway sent to an upstream (see `upstreamStarted`). */
 export interface ObservedUpstreamRequest {
   readonly upstream: string;
+  /** The connection it went out on. */
+  readonly link: LinkId;
   /** The request as sent, before its id was rewritten for the upstream. */
   readonly method: string;
   readonly request: JsonRpcRequest | undefined;
@@ -107,6 +112,26 @@ export interface SessionEnd {
   readonly durationMs: number | undefined;
 }
 
+/** An upstream connection (a router link). */
+export interface ObservedLink {
+  readonly link: LinkId;
+  /** The upstream's configured name. */
+  readonly upstream: string;
+  readonly transport: TransportKind;
+}
+
+/** Where a link is: `restarting` when it closed and its supervisor starts it again, `down` for good. */
+export type LinkPhase = 'starting' | 'ready' | 'restarting' | 'down';
+
+/** A link's new state (see `linkChanged`). */
+export interface LinkChange {
+  readonly phase: LinkPhase;
+  /** Why it closed (`restarting`, `down`). */
+  readonly reason?: string;
+  /** For a link leaving `ready`: how long it was ready, in milliseconds (an upstream session's duration). */
+  readonly readyMs?: number;
+}
+
 /**
  * What an observer may want to hear of; every member optional. Each is called synchronously, in
  * the router's turn, and must be quick: it runs on the forwarding path.
@@ -119,6 +144,7 @@ export interface CallObserver {
   upstreamEnded?(request: ObservedUpstreamRequest, end: UpstreamEnd): void;
   sessionOpened?(session: ObservedSession): void;
   sessionClosed?(session: ObservedSession, end: SessionEnd): void;
+  linkChanged?(link: ObservedLink, change: LinkChange): void;
 }
 
 /** A tool result that says `isError: true` (the tool's own failure, not a JSON-RPC error). */
@@ -173,6 +199,8 @@ export class Observations {
   readonly #failedOnce = new Set<string>();
   /** When each open session opened (`performance.now()`), for its duration; only while active. */
   readonly #opened = new Map<SessionKey, number>();
+  /** Since when each ready link has been ready (`performance.now()`); only while active. */
+  readonly #readySince = new Map<LinkId, number>();
   /** False while no observer is registered: the router skips every observation then. */
   active = false;
 
@@ -190,7 +218,9 @@ export class Observations {
   remove(observer: CallObserver): void {
     this.#observers = this.#observers.filter((o) => o !== observer);
     this.active = this.#observers.length > 0;
-    if (!this.active) this.#opened.clear();
+    if (this.active) return;
+    this.#opened.clear();
+    this.#readySince.clear();
   }
 
   callStarted(call: ObservedCall): void {
@@ -283,6 +313,28 @@ export class Observations {
         o.sessionClosed(session, end);
       } catch (error) {
         this.#failed(o, 'sessionClosed', error);
+      }
+    }
+  }
+
+  /** Reports a link's new state; one leaving `ready` carries how long it was ready. */
+  linkChanged(link: ObservedLink, phase: LinkPhase, reason?: string): void {
+    const since = this.#readySince.get(link.link);
+    if (phase === 'ready') {
+      if (since !== undefined) return;
+      this.#readySince.set(link.link, performance.now());
+    } else if (since !== undefined) this.#readySince.delete(link.link);
+    const change: LinkChange = {
+      phase,
+      ...(reason === undefined ? {} : { reason }),
+      ...(since === undefined || phase === 'ready' ? {} : { readyMs: performance.now() - since }),
+    };
+    for (const o of this.#observers) {
+      if (o.linkChanged === undefined) continue;
+      try {
+        o.linkChanged(link, change);
+      } catch (error) {
+        this.#failed(o, 'linkChanged', error);
       }
     }
   }

@@ -55,7 +55,8 @@ type Event =
   | { kind: 'upstreamStarted'; request: ObservedUpstreamRequest }
   | { kind: 'upstreamEnded'; request: ObservedUpstreamRequest; end: UpstreamEnd }
   | { kind: 'sessionOpened'; key: string }
-  | { kind: 'sessionClosed'; key: string; version: string; duration: number | undefined };
+  | { kind: 'sessionClosed'; key: string; version: string; duration: number | undefined }
+  | { kind: 'linkChanged'; upstream: string; change: LinkChange };
 
 function recorder(): CallObserver & { events: Event[] } {
   const events: Event[] = [];
@@ -74,6 +75,7 @@ function recorder(): CallObserver & { events: Event[] } {
         version: end.protocolVersion,
         duration: end.durationMs,
       }),
+    linkChanged: (link, change) => events.push({ kind: 'linkChanged', upstream: link.upstream, change }),
   };
 }
 
@@ -119,7 +121,7 @@ describe('Router observations', () => {
     call(3, 'tools/call', { name: 'echo' });
     a.fail(-32602);
     const kinds = rec.events.map((e) => e.kind);
-    expect(kinds).toEqual([
+    expect(kinds.filter((k) => k !== 'linkChanged')).toEqual([
       'sessionOpened',
       ...Array(3).fill(['callStarted', 'upstreamStarted', 'upstreamEnded', 'callEnded']).flat(),
     ]);
@@ -275,6 +277,32 @@ describe('Router observations', () => {
       'upstreamStarted',
       'upstreamEnded',
       'callEnded',
+    ]);
+  });
+
+  it('links: attached, ready, restarting (saying how long it was ready), ready again, down', () => {
+    const rec = recorder();
+    const { router } = setup(toA, [rec]);
+    router.linkClosed('a', { reason: 'exited' }, { restarting: true });
+    router.addLink({
+      id: 'a',
+      name: 'alpha',
+      transport: new Upstream(),
+      transportContext: { kind: 'memory' },
+      state: 'starting',
+    });
+    router.setLinkReady('a');
+    router.setLinkReady('a');
+    router.linkClosed('a', { reason: 'gave up' });
+    const alpha = rec.events.filter(
+      (e): e is Extract<Event, { kind: 'linkChanged' }> => e.kind === 'linkChanged' && e.upstream === 'alpha',
+    );
+    expect(alpha.map((e) => [e.change.phase, e.change.reason, typeof e.change.readyMs])).toEqual([
+      ['ready', undefined, 'undefined'],
+      ['restarting', 'exited', 'number'],
+      ['starting', undefined, 'undefined'],
+      ['ready', undefined, 'undefined'],
+      ['down', 'gave up', 'number'],
     ]);
   });
 });

@@ -54,6 +54,7 @@ import {
 import { clientInHop, fromUpstreamHop, toClientHop, toUpstreamHop } from './hops.js';
 import { type InboundItem, readInbound } from './inbound.js';
 import {
+  type LinkPhase,
   Observations,
   type ObservedCall,
   type ObservedUpstreamRequest,
@@ -412,6 +413,7 @@ export class Router implements SessionHost, LinkHost {
     };
     this.#links.set(params.id, link);
     params.transport.onmessage = (text, meta) => this.handleUpstreamText(params.id, text, meta);
+    if (this.observations.active) this.#observeLink(link, link.state);
   }
 
   /**
@@ -422,6 +424,7 @@ export class Router implements SessionHost, LinkHost {
     const link = this.#links.get(id);
     if (!link || link.state === 'down') return;
     link.state = 'ready';
+    if (this.observations.active) this.#observeLink(link, 'ready');
     const queued = link.queue.splice(0);
     for (const item of queued) {
       try {
@@ -499,6 +502,7 @@ export class Router implements SessionHost, LinkHost {
     if (!link) return;
     link.state = options.restarting ? 'starting' : 'down';
     link.downReason = close.reason;
+    if (this.observations.active) this.#observeLink(link, options.restarting ? 'restarting' : 'down');
     const released = this.#table.closeLink(id);
     const error = gatewayError(SbErrorCode.UpstreamExited, `upstream ${link.name} closed: ${close.reason}`, {
       upstream: link.name,
@@ -969,7 +973,8 @@ export class Router implements SessionHost, LinkHost {
       });
       return;
     }
-    if (this.observations.active) this.#observeUpstreamStart(opened.entry.tag, call.routed ?? request);
+    if (this.observations.active)
+      this.#observeUpstreamStart(opened.entry.tag, link.id, call.routed ?? request);
     const upstreamMessage = rewriteRequest(
       call.routed ?? request,
       opened.entry.upstreamId,
@@ -1905,7 +1910,7 @@ export class Router implements SessionHost, LinkHost {
           ? { jsonrpc: '2.0', id: opened.entry.upstreamId, method }
           : { jsonrpc: '2.0', id: opened.entry.upstreamId, method, params };
       if (this.observations.active)
-        this.#observeUpstreamStart(opened.entry.tag, message, options.observedCall);
+        this.#observeUpstreamStart(opened.entry.tag, link.id, message, options.observedCall);
       options.signal?.addEventListener(
         'abort',
         () => {
@@ -2082,10 +2087,11 @@ export class Router implements SessionHost, LinkHost {
   }
 
   /** Tells the observers a request went into the correlation table toward `tag.upstream`. */
-  #observeUpstreamStart(tag: ClientTag, request: JsonRpcRequest, call?: ObservedCall): void {
+  #observeUpstreamStart(tag: ClientTag, link: LinkId, request: JsonRpcRequest, call?: ObservedCall): void {
     const observed = call ?? tag.call?.observed;
     tag.observed = this.observations.upstreamStarted({
       upstream: tag.upstream,
+      link,
       method: request.method,
       request,
       ...(observed === undefined ? {} : { call: observed }),
@@ -2100,6 +2106,15 @@ export class Router implements SessionHost, LinkHost {
     how: { readonly response: JsonRpcResponse } | { readonly error: JsonRpcErrorObject } | 'cancelled',
   ): void {
     if (tag.observed !== undefined) this.observations.upstreamEnded(tag.observed, how);
+  }
+
+  /** Tells the observers a link changed state (attached, ready, restarting, down). */
+  #observeLink(link: LinkRecord, phase: LinkPhase): void {
+    this.observations.linkChanged(
+      { link: link.id, upstream: link.name, transport: link.transportContext.kind },
+      phase,
+      phase === 'restarting' || phase === 'down' ? link.downReason : undefined,
+    );
   }
 
   /** Tells the observers a session opened (`closedFor` undefined) or closed, and why. */
