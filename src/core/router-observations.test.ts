@@ -12,6 +12,7 @@ import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/jsonrpc/types.j
 import type {
   CallEnd,
   CallObserver,
+  LinkChange,
   ObservedCall,
   ObservedUpstreamRequest,
   UpstreamEnd,
