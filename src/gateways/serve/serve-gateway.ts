@@ -161,6 +161,15 @@ export class ServeGateway {
       // Four eyes needs two identities: without authentication there is one user, `local`.
       allowSelfApproval: localIsTrusted || config.policy.approvals.allowSelfApproval,
     });
+    const prometheus = this.prometheus;
+    if (prometheus)
+      this.approvals.subscribe({
+        decided: (request, outcome) =>
+          prometheus.approvalDecided(
+            outcome.approved ? 'approved' : outcome.why,
+            Date.now() - request.createdAt,
+          ),
+      });
     this.router.addInterceptor(
       new GovernanceInterceptor({
         policy: this.policy,
