@@ -316,7 +316,7 @@ export class ServeGateway {
         httpStreams: () => {
           let legacy = 0;
           for (const session of this.http.sessions.all()) legacy += session.openStreams;
-          return { legacy, modern: 0 };
+          return { legacy, modern: this.http.modernStreams };
         },
         resumption: () => this.#store.stats(),
         ...(this.#o.ledger
