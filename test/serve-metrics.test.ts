@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describe, expect, it } from 'vitest';
 import { ECHO_SERVER } from './support/cli.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
-import { send, waitUntil } from './support/sse-client.js';
+import { jsonOf, send, waitUntil } from './support/sse-client.js';
 
 const sha = (token: string) => createHash('sha256').update(token).digest('hex');
 const SCRAPER = 'sbt_metrics_scraper_token_0000000000001';
@@ -145,6 +145,76 @@ describe('GET /metrics on serve', () => {
       ).toBe(1);
     } finally {
       await client.close().catch(() => undefined);
+      await serve.stop();
+    }
+  });
+
+  it('a call the policy refuses is refused; a held call, once approved, is timed in the approvals histogram', async () => {
+    const serve = await startServe({
+      configYaml: stdioUpstreamConfig(
+        { echo: { script: ECHO_SERVER }, twin: { script: ECHO_SERVER } },
+        `policy:
+  rules:
+    - { id: no-twin, upstream: twin, action: deny }
+    - { id: ask-echo, upstream: echo, target: echo, action: ask }
+`,
+      ),
+    });
+    const client = await mcpClient(serve);
+    try {
+      await client.listTools();
+      await expect(client.callTool({ name: 'twin__echo', arguments: { message: 'no' } })).rejects.toThrow();
+      const held = client.callTool({ name: 'echo__echo', arguments: { message: 'wait' } });
+      let id = '';
+      await waitUntil(
+        async () => {
+          const listed = jsonOf<{ approvals: { id: string }[] }>(
+            await send(`${serve.base}/approvals`, 'GET', {}),
+          );
+          id = listed.approvals[0]?.id ?? '';
+          return id !== '';
+        },
+        10_000,
+        'the held call',
+      );
+      const pending = (await send(`${serve.base}/metrics`, 'GET', {})).text;
+      expect(sample(pending, 'switchboard_approvals_pending')).toBe(1);
+      expect(sample(pending, 'switchboard_calls_in_flight')).toBe(1);
+      const decided = await send(
+        `${serve.base}/approvals/${id}`,
+        'POST',
+        { 'content-type': 'application/json' },
+        JSON.stringify({ decision: 'approve' }),
+      );
+      expect(decided.status).toBe(200);
+      await held;
+      const text = (await send(`${serve.base}/metrics`, 'GET', {})).text;
+      expect(
+        sample(text, 'switchboard_calls_total', {
+          upstream: 'twin',
+          method: 'tools/call',
+          target: 'echo',
+          outcome: 'refused',
+        }),
+      ).toBe(1);
+      expect(
+        sample(text, 'switchboard_calls_total', {
+          upstream: 'echo',
+          method: 'tools/call',
+          target: 'echo',
+          outcome: 'ok',
+        }),
+      ).toBe(1);
+      expect(sample(text, 'switchboard_approval_wait_seconds_count', { outcome: 'approved' })).toBe(1);
+      expect(sample(text, 'switchboard_approvals_pending')).toBe(0);
+      expect(sample(text, 'switchboard_approvals_total', { outcome: 'approved' })).toBe(1);
+      expect(sample(text, 'switchboard_policy_decisions_total', { action: 'deny' })).toBe(1);
+      // Refused before it went out: no upstream request for it.
+      expect(
+        sample(text, 'switchboard_upstream_requests_total', { upstream: 'twin', method: 'tools/call' }),
+      ).toBeUndefined();
+    } finally {
+      await client.close();
       await serve.stop();
     }
   });
