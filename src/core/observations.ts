@@ -17,6 +17,13 @@
  * (`observer_errors_total{observer}`), never allowed to break forwarding. Unlike taps they see
  * facts, not messages: nothing is serialised or enveloped for them. With no observer registered
  * the router pays one boolean read per request and nothing else (`Observations.active`).
+ *
+ * Why not the existing hooks: an interceptor's `delivered` sees each client call end, but not its
+ * error code, not whether an interceptor refused it, and neither the requests a call causes
+ * upstream (a fan-out) nor sessions and links; the tap bus sees every hop, but only by building
+ * each hop (the gate that keeps `--no-trace` free would open for every message) and leaves calls
+ * to be reassembled from their hops by correlation. Observers get the facts where the router
+ * already holds them.
  */
 import type { TransportKind } from '../envelope/message-context.js';
 import type { Logger } from '../observe/logger.js';

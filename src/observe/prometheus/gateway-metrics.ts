@@ -4,8 +4,8 @@
  * nothing is kept up to date between scrapes), the counters of `Metrics` (`counter-bridge.ts`), and
  * the process and garbage-collection metrics of prom-client (`collectDefaultMetrics`).
  *
- * docs/observability.md ("Metrics") lists every metric with its labels; `gateway-metrics.test.ts`
- * holds that table to what is registered here.
+ * docs/observability.md ("Metrics") lists every metric with its labels; `metrics-doc.test.ts`
+ * holds that table to what is registered here and to every counter the code keeps.
  */
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { SessionKey } from '../../core/correlation-table.js';
