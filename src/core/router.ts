@@ -12,7 +12,7 @@
  * caused by it opens one level deeper.
  */
 
-import type { TransportContext, TransportKind } from '../envelope/message-context.js';
+import type { TransportContext } from '../envelope/message-context.js';
 import { SbErrorCode } from '../errors/switchboard-error.js';
 import { gatewayError, rejectionAsJsonRpcError } from '../errors/to-jsonrpc-error.js';
 import { newEnvelopeId } from '../meup/ids.js';
@@ -41,7 +41,7 @@ import {
   withCancelledRequestId,
   withProgressToken,
 } from '../protocol/mcp/progress.js';
-import { DEFAULT_REVISION, MODERN_REVISION, type ProtocolVersion } from '../protocol/mcp/revisions.js';
+import { MODERN_REVISION, type ProtocolVersion } from '../protocol/mcp/revisions.js';
 import { type Attribution, attributeServerRequest } from './attribution.js';
 import { runInterceptors } from './call-pipeline.js';
 import {
@@ -61,7 +61,6 @@ import type {
   LinkHost,
   OpenSession,
   SessionHost,
-  SessionState,
   SessionView,
   UpstreamClose,
   UpstreamTransport,
@@ -79,6 +78,7 @@ import {
   type RouterOptions,
   type UpstreamReply,
 } from './router-types.js';
+import { Session } from './session.js';
 import { INTERNAL_SESSION } from './session-key.js';
 import { type HopFields, LazyHopEvent, TapBus } from './taps.js';
 import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
@@ -101,7 +101,7 @@ export { INTERNAL_SESSION } from './session-key.js';
 
 /** The router's own record of a client request (see `CallInfo`). */
 interface ClientCall {
-  readonly session: SessionRecord;
+  readonly session: Session<ClientCall>;
   readonly request: JsonRpcRequest;
   readonly key: string;
   readonly traceId: string;
@@ -145,23 +145,6 @@ interface ServerTag {
   readonly upstream: string;
   /** The upstream id of the client request it was attributed to, if any. */
   readonly parentUpstreamId?: RequestId;
-}
-
-interface SessionRecord {
-  key: SessionKey;
-  mcpSessionId?: string;
-  principal?: string;
-  roles?: readonly string[];
-  transport: TransportKind;
-  protocolVersion: ProtocolVersion;
-  state: SessionState;
-  initializeParams?: JsonObject;
-  port: DownstreamPort;
-  transportContext: TransportContext;
-  /** Every client request in flight, by downstream id key (forwarded, held, or answered locally). */
-  calls: Map<string, ClientCall>;
-  /** The session as resolvers and interceptors see it (see `LiveSessionView`), made on first use. */
-  live?: SessionView;
 }
 
 type LinkState = 'ready' | 'starting' | 'down';
@@ -257,52 +240,6 @@ class CallView implements CallInfo {
   }
 }
 
-/**
- * A `SessionView` that reads the session's record whenever it is read, so one object serves every
- * request of the session (resolution, interceptors) instead of a copy per request, and a call's
- * interceptors see the session as it is when they run (an `initialize` completes with the
- * negotiated version). Callers of `Router.session()` get a snapshot instead.
- */
-class LiveSessionView implements SessionView {
-  readonly #record: SessionRecord;
-
-  constructor(record: SessionRecord) {
-    this.#record = record;
-  }
-
-  get key(): SessionKey {
-    return this.#record.key;
-  }
-
-  get mcpSessionId(): string | undefined {
-    return this.#record.mcpSessionId;
-  }
-
-  get principal(): string | undefined {
-    return this.#record.principal;
-  }
-
-  get roles(): readonly string[] | undefined {
-    return this.#record.roles;
-  }
-
-  get transport(): TransportKind {
-    return this.#record.transport;
-  }
-
-  get protocolVersion(): ProtocolVersion {
-    return this.#record.protocolVersion;
-  }
-
-  get state(): SessionState {
-    return this.#record.state;
-  }
-
-  get initializeParams(): JsonObject | undefined {
-    return this.#record.initializeParams;
-  }
-}
-
 /** What the log says of something thrown: its stack when it has one. */
 function errorText(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -322,7 +259,7 @@ export class Router implements SessionHost, LinkHost {
   readonly #metrics: Metrics;
   readonly #taps: TapBus;
   readonly #table: CorrelationTable<ClientTag, ServerTag>;
-  readonly #sessions = new Map<SessionKey, SessionRecord>();
+  readonly #sessions = new Map<SessionKey, Session<ClientCall>>();
   readonly #links = new Map<LinkId, LinkRecord>();
   /** Who waits for a link to be ready (`whenLinkReady`): one wait per link while it is not. */
   readonly #linkWaiters = new Map<LinkId, LinkWaiter>();
@@ -511,40 +448,23 @@ export class Router implements SessionHost, LinkHost {
 
   /**
    * Registers a client session under `params.key` (state `uninitialized`, the default revision
-   * unless given) with the port its messages go out by, and returns a snapshot of it.
+   * unless given) with the port its messages go out by, and returns it.
    */
   openSession(params: OpenSession): SessionView {
-    const record: SessionRecord = {
-      key: params.key,
-      transport: params.transport,
-      transportContext: params.transportContext,
-      protocolVersion: params.protocolVersion ?? DEFAULT_REVISION,
-      state: 'uninitialized',
-      port: params.port,
-      calls: new Map(),
-    };
-    if (params.mcpSessionId !== undefined) record.mcpSessionId = params.mcpSessionId;
-    if (params.principal !== undefined) record.principal = params.principal;
-    if (params.roles !== undefined) record.roles = params.roles;
-    this.#sessions.set(params.key, record);
-    return this.#view(record);
+    const session = new Session<ClientCall>(params);
+    this.#sessions.set(params.key, session);
+    return session;
   }
 
-  /** A snapshot (a copy, not live) of session `key`, or undefined once it is closed or unknown. */
+  /** Session `key` (live: see `SessionHost.session`), or undefined once it is closed or unknown. */
   session(key: SessionKey): SessionView | undefined {
-    const record = this.#sessions.get(key);
-    return record ? this.#view(record) : undefined;
-  }
-
-  /** A session's negotiated protocol version, without copying the session as `session()` does. */
-  sessionProtocol(key: SessionKey): ProtocolVersion | undefined {
-    return this.#sessions.get(key)?.protocolVersion;
+    return this.#sessions.get(key);
   }
 
   /** Records the negotiated version for a session whose `initialize` the gateway answered itself. */
   setSessionProtocol(key: SessionKey, protocolVersion: ProtocolVersion): void {
     const record = this.#sessions.get(key);
-    if (record) record.protocolVersion = protocolVersion;
+    record?.negotiated(protocolVersion);
   }
 
   /** Replaces the way out of a session (a transport reconnecting). */
@@ -560,9 +480,9 @@ export class Router implements SessionHost, LinkHost {
   closeSession(key: SessionKey, reason: string): void {
     const record = this.#sessions.get(key);
     if (!record) return;
-    record.state = 'closed';
+    record.close();
     this.#sessions.delete(key);
-    for (const call of [...record.calls.values()]) {
+    for (const call of record.callsInFlight()) {
       this.#abortCall(call);
       this.#finish(
         call,
@@ -629,7 +549,7 @@ export class Router implements SessionHost, LinkHost {
   endCallsInFlight(error: JsonRpcErrorObject, reason: string): number {
     let ended = 0;
     for (const session of this.#sessions.values()) {
-      for (const call of [...session.calls.values()]) {
+      for (const call of session.callsInFlight()) {
         if (call.done) continue;
         ended++;
         this.#step(call, 'drain', () => {
@@ -660,7 +580,7 @@ export class Router implements SessionHost, LinkHost {
    * answers under one id cannot be told apart (see `batch-plan.ts`).
    */
   hasCall(key: SessionKey, id: RequestId): boolean {
-    return this.#sessions.get(key)?.calls.has(idKey(id)) ?? false;
+    return this.#sessions.get(key)?.hasCall(idKey(id)) ?? false;
   }
 
   // ---------------------------------------------------------------- from clients
@@ -700,7 +620,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #clientRequest(
-    session: SessionRecord,
+    session: Session<ClientCall>,
     request: JsonRpcRequest,
     transport: TransportContext,
     receivedAt: number,
@@ -710,7 +630,7 @@ export class Router implements SessionHost, LinkHost {
     const context = `${session.key}/${traceId}`;
     this.#hop(clientInHop(session, transport, { id: traceId, message: request, context, receivedAt, raw }));
     const key = idKey(request.id);
-    if (session.calls.has(key)) {
+    if (session.hasCall(key)) {
       // JSON-RPC ids must be unique among a sender's requests in flight: refuse, keep the first.
       this.#metrics.inc('duplicate_request_ids_total');
       const error = {
@@ -720,10 +640,7 @@ export class Router implements SessionHost, LinkHost {
       this.#answerClient(session, request.id, { error }, [traceId], context, receivedAt);
       return;
     }
-    if (request.method === 'initialize') {
-      session.state = 'initializing';
-      if (isObject(request.params)) session.initializeParams = request.params;
-    }
+    if (request.method === 'initialize') session.initializing(request.params);
     const call: ClientCall = {
       session,
       request,
@@ -734,7 +651,7 @@ export class Router implements SessionHost, LinkHost {
       aborted: false,
       done: false,
     };
-    session.calls.set(key, call);
+    session.track(call);
     this.#inFlight++;
     if (this.#draining) {
       this.#metrics.inc('drain_refused_total');
@@ -787,7 +704,7 @@ export class Router implements SessionHost, LinkHost {
     } catch (again) {
       // Even the error answer failed (a transport that throws on everything): the call is at
       // least released, so that its id is usable again and nothing waits for it.
-      if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
+      call.session.release(call);
       call.done = true;
       this.#callEnded(call);
       this.#logger.error({ err: errorText(again) }, 'the error answer of a failed request failed too');
@@ -967,9 +884,9 @@ export class Router implements SessionHost, LinkHost {
     this.#scheduleExpiry();
   }
 
-  #resolve(session: SessionRecord, request: JsonRpcRequest): Resolution {
+  #resolve(session: Session<ClientCall>, request: JsonRpcRequest): Resolution {
     try {
-      return this.#resolver.resolve(this.#liveView(session), request);
+      return this.#resolver.resolve(session, request);
     } catch (error) {
       this.#logger.error({ err: String(error), method: request.method }, 'the resolver failed');
       return {
@@ -983,7 +900,7 @@ export class Router implements SessionHost, LinkHost {
     const { session, request, traceId, context } = call;
     const signal = signalOf(call);
     const local: LocalCall = {
-      session: this.#liveView(session),
+      session: session,
       request,
       traceId,
       context,
@@ -1022,7 +939,7 @@ export class Router implements SessionHost, LinkHost {
   /** The call as interceptors see it: one object per call, shared by `admit` and `complete`. */
   #callInfo(call: ClientCall): CallInfo {
     // Made after routing: `upstream` and `routed` are set before the first `admit` and never change.
-    call.info ??= new CallView(call, this.#liveView(call.session));
+    call.info ??= new CallView(call, call.session);
     return call.info;
   }
 
@@ -1030,11 +947,6 @@ export class Router implements SessionHost, LinkHost {
   #abortCall(call: ClientCall): void {
     call.aborted = true;
     call.controller?.abort();
-  }
-
-  #liveView(record: SessionRecord): SessionView {
-    record.live ??= new LiveSessionView(record);
-    return record.live;
   }
 
   /**
@@ -1050,7 +962,7 @@ export class Router implements SessionHost, LinkHost {
     if (call.done) return;
     const { derivedFrom = NONE, deliver = true, upstream } = options;
     call.done = true;
-    if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
+    call.session.release(call);
     const response = { jsonrpc: '2.0', id: call.request.id, ...payload } as JsonRpcResponse;
     const ending: Ending = {
       call,
@@ -1059,7 +971,7 @@ export class Router implements SessionHost, LinkHost {
       upstream,
       completers: this.#completers,
       deliverers: this.#deliverers,
-      outcome: { delivered: deliver && call.session.state !== 'closed' },
+      outcome: { delivered: deliver && !call.session.closed },
     };
     if (ending.completers.length === 0) this.#sendResponse(ending, response);
     else this.#complete(ending, response, 0);
@@ -1139,9 +1051,9 @@ export class Router implements SessionHost, LinkHost {
    */
   #sendResponse(ending: Ending, chosen: JsonRpcResponse): void {
     const { call, upstream } = ending;
-    if (!ending.deliver || call.session.state === 'closed') {
+    if (!ending.deliver || call.session.closed) {
       this.#callEnded(call);
-      if (call.session.state !== 'closed') this.#dropped(call);
+      if (!call.session.closed) this.#dropped(call);
       this.#delivered(ending, undefined);
       return;
     }
@@ -1225,7 +1137,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #clientNotification(
-    session: SessionRecord,
+    session: Session<ClientCall>,
     notification: JsonRpcNotification,
     transport: TransportContext,
     receivedAt: number,
@@ -1249,7 +1161,7 @@ export class Router implements SessionHost, LinkHost {
           correlation: entry ? [entry.tag.traceId] : undefined,
         }),
       );
-      const call = requestId === undefined ? undefined : session.calls.get(idKey(requestId));
+      const call = requestId === undefined ? undefined : session.call(requestId);
       if (call) {
         this.#abortCall(call);
         this.#finish(
@@ -1277,7 +1189,7 @@ export class Router implements SessionHost, LinkHost {
       this.#metrics.inc('cancellations_ignored_total');
       return;
     }
-    if (notification.method === 'notifications/initialized') session.state = 'active';
+    if (notification.method === 'notifications/initialized') session.initialized();
     const traceId = newEnvelopeId();
     this.#hop(
       clientInHop(session, transport, {
@@ -1294,7 +1206,7 @@ export class Router implements SessionHost, LinkHost {
       links = this.#linksForClientProgress(session, notification);
     } else {
       try {
-        links = this.#resolver.notificationLinks(this.#liveView(session), notification);
+        links = this.#resolver.notificationLinks(session, notification);
       } catch (error) {
         this.#logger.error({ err: String(error) }, 'the resolver failed on a notification');
         links = [];
@@ -1313,7 +1225,7 @@ export class Router implements SessionHost, LinkHost {
     }
   }
 
-  #linksForClientProgress(session: SessionRecord, notification: JsonRpcNotification): LinkId[] {
+  #linksForClientProgress(session: Session<ClientCall>, notification: JsonRpcNotification): LinkId[] {
     const token = progressNotificationToken(notification);
     if (token === undefined) return [];
     const links: LinkId[] = [];
@@ -1326,7 +1238,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #clientResponse(
-    session: SessionRecord,
+    session: Session<ClientCall>,
     response: JsonRpcResponse,
     transport: TransportContext,
     receivedAt: number,
@@ -1510,7 +1422,7 @@ export class Router implements SessionHost, LinkHost {
     if (!session) return;
     if (entry.method === 'initialize' && 'result' in response && isObject(response.result)) {
       const version = response.result.protocolVersion;
-      if (typeof version === 'string') session.protocolVersion = version;
+      if (typeof version === 'string') session.negotiated(version);
     }
     const call = entry.tag.call;
     if (!call) return;
@@ -2014,20 +1926,6 @@ export class Router implements SessionHost, LinkHost {
 
   // ---------------------------------------------------------------- helpers
 
-  #view(record: SessionRecord): SessionView {
-    const view: { -readonly [K in keyof SessionView]: SessionView[K] } = {
-      key: record.key,
-      transport: record.transport,
-      protocolVersion: record.protocolVersion,
-      state: record.state,
-    };
-    if (record.mcpSessionId !== undefined) view.mcpSessionId = record.mcpSessionId;
-    if (record.principal !== undefined) view.principal = record.principal;
-    if (record.roles !== undefined) view.roles = record.roles;
-    if (record.initializeParams !== undefined) view.initializeParams = record.initializeParams;
-    return view;
-  }
-
   #failClientRequest(entry: ClientRequestEntry<ClientTag>, error: JsonRpcErrorObject): void {
     if (entry.tag.internal) {
       entry.tag.internal.reject(error);
@@ -2099,7 +1997,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #answerClient(
-    session: SessionRecord,
+    session: Session<ClientCall>,
     id: RequestId,
     payload: { result: unknown } | { error: JsonRpcErrorObject },
     correlation: readonly string[],
@@ -2116,7 +2014,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #deliver(
-    session: SessionRecord,
+    session: Session<ClientCall>,
     message: JsonRpcMessage,
     delivery: Delivery,
     trace: {
@@ -2173,7 +2071,7 @@ export class Router implements SessionHost, LinkHost {
     message: JsonRpcMessage,
     trace: {
       id: string;
-      session: SessionRecord | undefined;
+      session: Session<ClientCall> | undefined;
       sessionKey?: SessionKey;
       correlation: readonly string[];
       context: string;
