@@ -155,6 +155,16 @@ export interface ToClientResult {
   readonly resultIsError?: boolean | undefined;
 }
 
+/** How a message the gateway sends to a client is traced (`toClientHop`'s base and result). */
+export interface ToClientTrace extends ToClientResult {
+  /** The hop's trace id. */
+  readonly id: string;
+  readonly correlation: readonly string[];
+  readonly context: string;
+  /** When what caused it reached the gateway (monotonic milliseconds). */
+  readonly receivedAt: number;
+}
+
 /** A message the gateway wrote to a client session, on the session's transport. */
 export function toClientHop(
   session: HopSessionSource,

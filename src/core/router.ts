@@ -14,16 +14,14 @@
 
 import type { TransportContext } from '../envelope/message-context.js';
 import { SbErrorCode } from '../errors/switchboard-error.js';
-import { gatewayError, rejectionAsJsonRpcError } from '../errors/to-jsonrpc-error.js';
+import { gatewayError } from '../errors/to-jsonrpc-error.js';
 import { newEnvelopeId } from '../meup/ids.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
-import { isObject } from '../protocol/jsonrpc/json-object.js';
 import { resultTextOffset } from '../protocol/jsonrpc/result-text.js';
 import {
   idKey,
-  isRequest,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
@@ -39,11 +37,10 @@ import {
   progressTokenOf,
   rewriteRequest,
   withCancelledRequestId,
-  withProgressToken,
 } from '../protocol/mcp/progress.js';
-import { MODERN_REVISION, type ProtocolVersion } from '../protocol/mcp/revisions.js';
-import { type Attribution, attributeServerRequest } from './attribution.js';
+import type { ProtocolVersion } from '../protocol/mcp/revisions.js';
 import { runInterceptors } from './call-pipeline.js';
+import { CallView, type ClientCall, type ClientTag, type ServerTag, signalOf } from './client-call.js';
 import {
   type ClientRequestEntry,
   CorrelationTable,
@@ -51,8 +48,9 @@ import {
   type ServerRequestEntry,
   type SessionKey,
 } from './correlation-table.js';
-import { clientInHop, fromUpstreamHop, toClientHop, toUpstreamHop } from './hops.js';
-import { type InboundItem, readInbound } from './inbound.js';
+import { type GatewayRequestOptions, GatewayRequests } from './gateway-requests.js';
+import { clientInHop, toClientHop } from './hops.js';
+import { LinkRegistry, type LinkState } from './links.js';
 import type {
   AddLink,
   Delivery,
@@ -63,7 +61,6 @@ import type {
   SessionHost,
   SessionView,
   UpstreamClose,
-  UpstreamTransport,
 } from './ports.js';
 import {
   type Admission,
@@ -79,9 +76,10 @@ import {
   type UpstreamReply,
 } from './router-types.js';
 import { Session } from './session.js';
-import { INTERNAL_SESSION } from './session-key.js';
 import { type HopFields, LazyHopEvent, TapBus } from './taps.js';
-import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
+import { asRpcError, errorText } from './thrown.js';
+import { wallNow } from './trace-mapping.js';
+import { UpstreamInbound } from './upstream-inbound.js';
 
 export type { SessionState, SessionView } from './ports.js';
 export {
@@ -98,73 +96,6 @@ export {
   type UpstreamReply,
 } from './router-types.js';
 export { INTERNAL_SESSION } from './session-key.js';
-
-/** The router's own record of a client request (see `CallInfo`). */
-interface ClientCall {
-  readonly session: Session<ClientCall>;
-  readonly request: JsonRpcRequest;
-  readonly key: string;
-  readonly traceId: string;
-  readonly context: string;
-  readonly receivedAt: number;
-  /**
-   * Made when someone first asks for the call's signal: creating an `AbortSignal` costs several
-   * microseconds (and garbage), and most calls end without anyone listening for their abort.
-   */
-  controller?: AbortController;
-  /** Set when the call is aborted (cancelled, or its session ended), signal made or not. */
-  aborted: boolean;
-  /** What the interceptors see, made once per call when the first interceptor needs it. */
-  info?: CallInfo;
-  upstream?: string;
-  routed?: JsonRpcRequest;
-  done: boolean;
-  /** How many times the resolver answered `pending` for this call (it is routed once, at most). */
-  pendingRoutes?: number;
-  /** Set once the call no longer counts in `callsInFlight` (see `#callEnded`). */
-  ended?: boolean;
-}
-
-interface ClientTag {
-  /** The client request this upstream request serves (absent for the gateway's own). */
-  readonly call?: ClientCall;
-  readonly traceId: string;
-  readonly upstreamTraceId: string;
-  readonly context: string;
-  readonly upstream: string;
-  /** Set for the gateway's own requests: who waits for the answer. */
-  readonly internal?: { resolve(reply: UpstreamReply): void; reject(error: JsonRpcErrorObject): void };
-  /** The session whose trace the request belongs to (for internal requests, the one it serves). */
-  readonly traceSession: SessionKey;
-}
-
-interface ServerTag {
-  readonly traceId: string;
-  readonly downTraceId: string;
-  readonly context: string;
-  readonly upstream: string;
-  /** The upstream id of the client request it was attributed to, if any. */
-  readonly parentUpstreamId?: RequestId;
-}
-
-type LinkState = 'ready' | 'starting' | 'down';
-
-/** A wait for a link to become ready (see `Router.whenLinkReady`). */
-interface LinkWaiter {
-  readonly promise: Promise<void>;
-  resolve(): void;
-  reject(error: JsonRpcErrorObject): void;
-}
-
-interface LinkRecord {
-  readonly id: LinkId;
-  readonly name: string;
-  transport: UpstreamTransport;
-  transportContext: TransportContext;
-  state: LinkState;
-  downReason?: string;
-  queue: { json: string; message: JsonRpcMessage }[];
-}
 
 /** A tool result that says `isError: true` (the tool's own failure, not a JSON-RPC error). */
 function isErrorResult(result: unknown): boolean {
@@ -200,59 +131,6 @@ interface Ending {
 
 const NONE: readonly string[] = Object.freeze([]);
 
-/** The call's abort signal, made on first use (already aborted when the call was). */
-function signalOf(call: ClientCall): AbortSignal {
-  if (call.controller === undefined) {
-    call.controller = new AbortController();
-    if (call.aborted) call.controller.abort();
-  }
-  return call.controller.signal;
-}
-
-/**
- * A call as interceptors see it (`CallInfo`): one per call, shared by `admit` and `complete`. A
- * class, not an object literal with a getter, so that making one is a plain allocation.
- */
-class CallView implements CallInfo {
-  readonly session: SessionView;
-  readonly request: JsonRpcRequest;
-  readonly traceId: string;
-  readonly context: string;
-  readonly receivedAt: number;
-  readonly upstream: string | undefined;
-  readonly routed: JsonRpcRequest | undefined;
-  readonly notes = new Map<string, unknown>();
-  readonly #call: ClientCall;
-
-  constructor(call: ClientCall, session: SessionView) {
-    this.#call = call;
-    this.session = session;
-    this.request = call.request;
-    this.traceId = call.traceId;
-    this.context = call.context;
-    this.receivedAt = call.receivedAt;
-    this.upstream = call.upstream;
-    this.routed = call.routed;
-  }
-
-  get signal(): AbortSignal {
-    return signalOf(this.#call);
-  }
-}
-
-/** What the log says of something thrown: its stack when it has one. */
-function errorText(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error);
-}
-
-/**
- * A JSON-RPC error object from anything rejected (`rejectionAsJsonRpcError`); anything else becomes
- * `message` under `code`, without the thrown text (internals stay in the log, not on the wire).
- */
-function asRpcError(error: unknown, code: SbErrorCode, message: string): JsonRpcErrorObject {
-  return rejectionAsJsonRpcError(error, () => gatewayError(code, message));
-}
-
 export class Router implements SessionHost, LinkHost {
   readonly #resolver: RequestResolver;
   readonly #logger: Logger;
@@ -260,13 +138,11 @@ export class Router implements SessionHost, LinkHost {
   readonly #taps: TapBus;
   readonly #table: CorrelationTable<ClientTag, ServerTag>;
   readonly #sessions = new Map<SessionKey, Session<ClientCall>>();
-  readonly #links = new Map<LinkId, LinkRecord>();
-  /** Who waits for a link to be ready (`whenLinkReady`): one wait per link while it is not. */
-  readonly #linkWaiters = new Map<LinkId, LinkWaiter>();
-  readonly #maxQueued: number;
+  readonly #links: LinkRegistry;
+  readonly #gatewayRequests: GatewayRequests;
+  readonly #upstreamInbound: UpstreamInbound;
   readonly #maxPendingRoutes: number;
   readonly #maxJsonDepth: number | undefined;
-  #internalCounter = 0;
   /**
    * The interceptors with an `admit`, and those with a `complete`, in the order they were added.
    * Replaced (never changed) when one is added, so a call in progress keeps the list it started with.
@@ -291,7 +167,38 @@ export class Router implements SessionHost, LinkHost {
     this.#metrics = options.metrics;
     this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
     this.#table = new CorrelationTable(options.timeouts);
-    this.#maxQueued = options.maxQueuedPerLink ?? 10_000;
+    this.#links = new LinkRegistry({
+      logger: options.logger,
+      metrics: options.metrics,
+      maxQueued: options.maxQueuedPerLink ?? 10_000,
+      hop: (fields) => this.#hop(fields),
+      unsent: (link, id, error) => {
+        const entry = this.#table.takeServerResponse(link.id, id);
+        if (entry) this.#failClientRequest(entry, error);
+      },
+    });
+    this.#gatewayRequests = new GatewayRequests({
+      table: this.#table,
+      links: this.#links,
+      session: (key) => this.#sessions.get(key),
+      scheduleExpiry: () => this.#scheduleExpiry(),
+      cancelUpstream: (entry, reason) => this.#sendCancelUpstream(entry, reason),
+    });
+    this.#upstreamInbound = new UpstreamInbound({
+      table: this.#table,
+      links: this.#links,
+      sessions: this.#sessions,
+      resolver: this.#resolver,
+      logger: this.#logger,
+      metrics: this.#metrics,
+      maxJsonDepth: options.maxJsonDepth,
+      hop: (fields) => this.#hop(fields),
+      deliver: (session, message, delivery, trace) => this.#deliver(session, message, delivery, trace),
+      answered: (call, payload, traceId, upstream) =>
+        this.#step(call, 'answer', () => this.#finish(call, payload, { derivedFrom: [traceId], upstream })),
+      failClientRequest: (entry, error) => this.#failClientRequest(entry, error),
+      scheduleExpiry: () => this.#scheduleExpiry(),
+    });
     this.#maxPendingRoutes = options.maxPendingRoutes ?? DEFAULT_MAX_PENDING_ROUTES;
     this.#maxJsonDepth = options.maxJsonDepth;
     for (const interceptor of options.interceptors ?? []) this.addInterceptor(interceptor);
@@ -321,18 +228,7 @@ export class Router implements SessionHost, LinkHost {
    * A link added in state `starting` queues client traffic until `setLinkReady`.
    */
   addLink(params: AddLink): void {
-    // A link re-added after a restart keeps what clients sent during the backoff: those messages
-    // were queued after the old connection's in-flight work was failed, and belong to the new one.
-    const previous = this.#links.get(params.id);
-    const link: LinkRecord = {
-      id: params.id,
-      name: params.name,
-      transport: params.transport,
-      transportContext: params.transportContext,
-      state: params.state ?? 'ready',
-      queue: previous && previous.state !== 'down' ? previous.queue : [],
-    };
-    this.#links.set(params.id, link);
+    this.#links.add(params);
     params.transport.onmessage = (text, meta) => this.handleUpstreamText(params.id, text, meta);
   }
 
@@ -341,22 +237,7 @@ export class Router implements SessionHost, LinkHost {
    * and settles `whenLinkReady` waits. Ignored for an unknown link or one that is down.
    */
   setLinkReady(id: LinkId): void {
-    const link = this.#links.get(id);
-    if (!link || link.state === 'down') return;
-    link.state = 'ready';
-    const queued = link.queue.splice(0);
-    for (const item of queued) {
-      try {
-        link.transport.send(item.json, item.message);
-      } catch (error) {
-        this.#sendFailed(link, item.message, error);
-      }
-    }
-    const waiter = this.#linkWaiters.get(id);
-    if (waiter) {
-      this.#linkWaiters.delete(id);
-      waiter.resolve();
-    }
+    this.#links.setReady(id);
   }
 
   /** Link `id`'s state (`starting`, `ready`, `down`), or undefined if it was never attached. */
@@ -372,38 +253,7 @@ export class Router implements SessionHost, LinkHost {
    * caller bounds its own wait.
    */
   whenLinkReady(id: LinkId): Promise<void> {
-    const link = this.#links.get(id);
-    if (link?.state === 'ready') return Promise.resolve();
-    if (link?.state === 'down' || this.#closed) return Promise.reject(this.#linkGone(id, link));
-    let waiter = this.#linkWaiters.get(id);
-    if (!waiter) {
-      let settle: Omit<LinkWaiter, 'promise'> = { resolve() {}, reject() {} };
-      const promise = new Promise<void>((resolve, reject) => {
-        settle = { resolve, reject };
-      });
-      // Nobody may be waiting any more when it is rejected.
-      promise.catch(() => undefined);
-      waiter = { promise, ...settle };
-      this.#linkWaiters.set(id, waiter);
-    }
-    return waiter.promise;
-  }
-
-  /** The error of a wait for a link that is down for good (or a router that closed). */
-  #linkGone(id: LinkId, link: LinkRecord | undefined): JsonRpcErrorObject {
-    const name = link?.name ?? id;
-    if (this.#closed && link?.state !== 'down')
-      return gatewayError(
-        SbErrorCode.UpstreamUnavailable,
-        `upstream ${name} is not available: the gateway is closing`,
-        {
-          upstream: name,
-        },
-      );
-    const why = link?.downReason ? `: ${link.downReason}` : '';
-    return gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${name} is not available${why}`, {
-      upstream: name,
-    });
+    return this.#links.whenReady(id);
   }
 
   /** The upstream name of link `id` (what logs, metrics and the trace call it), if attached. */
@@ -417,10 +267,8 @@ export class Router implements SessionHost, LinkHost {
    * are told that the server's requests to them are cancelled.
    */
   linkClosed(id: LinkId, close: UpstreamClose, options: { readonly restarting?: boolean } = {}): void {
-    const link = this.#links.get(id);
+    const link = this.#links.closed(id, close, options.restarting === true);
     if (!link) return;
-    link.state = options.restarting ? 'starting' : 'down';
-    link.downReason = close.reason;
     const released = this.#table.closeLink(id);
     const error = gatewayError(SbErrorCode.UpstreamExited, `upstream ${link.name} closed: ${close.reason}`, {
       upstream: link.name,
@@ -430,17 +278,7 @@ export class Router implements SessionHost, LinkHost {
     for (const entry of released.clientRequests) this.#failClientRequest(entry, error);
     for (const entry of released.serverRequests)
       this.#cancelTowardClient(entry, `upstream ${link.name} closed`);
-    // Whatever waited for this connection is void: its requests were just answered with an error
-    // (sending them to a new connection would run calls the client was told failed, under ids the
-    // new connection hands out again), and the rest referred to the old connection's state.
-    const dropped = link.queue.splice(0);
-    if (dropped.length > 0)
-      this.#metrics.inc('queued_dropped_total', { upstream: link.name }, dropped.length);
-    const waiter = this.#linkWaiters.get(id);
-    if (waiter && link.state === 'down') {
-      this.#linkWaiters.delete(id);
-      waiter.reject(this.#linkGone(id, link));
-    }
+    this.#links.discard(link);
     this.#scheduleExpiry();
   }
 
@@ -821,12 +659,7 @@ export class Router implements SessionHost, LinkHost {
     const { session, request, traceId, context, receivedAt } = call;
     const link = this.#links.get(linkId);
     if (!link || link.state === 'down') {
-      const name = link?.name ?? linkId;
-      const why = link?.downReason ? `: ${link.downReason}` : '';
-      const error = gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${name} is not available${why}`, {
-        upstream: name,
-      });
-      this.#finish(call, { error });
+      this.#finish(call, { error: this.#links.unavailable(linkId, link) });
       return;
     }
     const refusal = link.transport.refuse?.(call.routed ?? request);
@@ -861,7 +694,7 @@ export class Router implements SessionHost, LinkHost {
       opened.entry.upstreamId,
       opened.entry.upstreamProgressToken,
     );
-    const sent = this.#sendToLink(link, upstreamMessage, {
+    const sent = this.#links.send(link, upstreamMessage, {
       id: upstreamTraceId,
       session,
       correlation: [traceId],
@@ -1173,7 +1006,7 @@ export class Router implements SessionHost, LinkHost {
       if (entry) {
         const link = this.#links.get(entry.link);
         if (link) {
-          this.#sendToLink(link, withCancelledRequestId(notification, entry.upstreamId), {
+          this.#links.send(link, withCancelledRequestId(notification, entry.upstreamId), {
             id: newEnvelopeId(),
             session,
             correlation: [traceId, entry.tag.upstreamTraceId],
@@ -1215,7 +1048,7 @@ export class Router implements SessionHost, LinkHost {
     for (const id of links) {
       const link = this.#links.get(id);
       if (!link || link.state === 'down') continue;
-      this.#sendToLink(link, notification, {
+      this.#links.send(link, notification, {
         id: newEnvelopeId(),
         session,
         correlation: [traceId],
@@ -1229,7 +1062,7 @@ export class Router implements SessionHost, LinkHost {
     const token = progressNotificationToken(notification);
     if (token === undefined) return [];
     const links: LinkId[] = [];
-    for (const link of this.#links.values()) {
+    for (const link of this.#links.all()) {
       // Server request tokens are not rewritten, so match on the token the server chose.
       if (this.#table.hasServerProgressToken(session.key, link.id, token)) links.push(link.id);
     }
@@ -1268,7 +1101,7 @@ export class Router implements SessionHost, LinkHost {
     const link = this.#links.get(entry.link);
     if (!link || link.state === 'down') return;
     const upstream = { ...response, id: entry.upstreamId } as JsonRpcResponse;
-    this.#sendToLink(link, upstream, {
+    this.#links.send(link, upstream, {
       id: newEnvelopeId(),
       session,
       correlation: [entry.tag.traceId, traceId],
@@ -1280,449 +1113,19 @@ export class Router implements SessionHost, LinkHost {
   // ---------------------------------------------------------------- from upstreams
 
   /**
-   * Raw text from an upstream. Malformed text is logged and counted; a malformed response whose id
-   * can be read still answers the client request it belongs to, with an error, so nothing hangs.
+   * Raw text from link `linkId` (see `UpstreamInbound.handleText`): each message in it is matched,
+   * attributed or routed; unreadable text is counted, and never throws.
    */
   handleUpstreamText(linkId: LinkId, text: string, meta: InboundMeta): void {
-    const link = this.#links.get(linkId);
-    if (!link) return;
-    const payload = readInbound(
-      text,
-      this.#maxJsonDepth === undefined
-        ? { allowBatch: true }
-        : { allowBatch: true, maxDepth: this.#maxJsonDepth },
-    );
-    if (payload.error) {
-      this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
-      this.#logger.warn(
-        { upstream: link.name, error: payload.error.message },
-        'unreadable message from upstream; dropped',
-      );
-      return;
-    }
-    for (const item of payload.items) {
-      try {
-        this.#upstreamItem(link, item, meta, payload.batch ? undefined : text);
-      } catch (error) {
-        this.#metrics.inc('message_failures_total', { direction: 'server->client', upstream: link.name });
-        this.#logger.error(
-          { upstream: link.name, err: errorText(error) },
-          'the gateway failed while handling an upstream message',
-        );
-      }
-    }
-  }
-
-  /** One item of what an upstream sent (see `handleUpstreamText`). */
-  #upstreamItem(link: LinkRecord, item: InboundItem, meta: InboundMeta, text: string | undefined): void {
-    const linkId = link.id;
-    if (item.kind === 'message') {
-      this.handleUpstreamMessage(
-        linkId,
-        item.message,
-        meta,
-        text === undefined ? undefined : (item.raw ?? text),
-      );
-      return;
-    }
-    this.#metrics.inc('upstream_malformed_total', { upstream: link.name });
-    if (item.kind === 'drop') {
-      this.#logger.warn(
-        { upstream: link.name, error: item.error.message },
-        'invalid JSON-RPC message from upstream; dropped',
-      );
-    } else if (item.kind === 'reply') {
-      // A broken request of the server's: answer it, like any client would. Its id is in the
-      // server's own id space, so it must never be matched against the gateway's requests.
-      this.#logger.warn(
-        { upstream: link.name, error: item.response.error.message },
-        'invalid request from upstream; answered with an error',
-      );
-      this.#sendToLink(link, item.response, {
-        id: newEnvelopeId(),
-        session: undefined,
-        sessionKey: INTERNAL_SESSION,
-        correlation: [],
-        context: GATEWAY_PARTICIPANT,
-        receivedAt: wallNow(),
-      });
-    } else {
-      // A broken response: the client request it answers fails instead of waiting for a timeout.
-      this.#logger.warn(
-        { upstream: link.name, error: item.response.error.message },
-        'invalid response from upstream',
-      );
-      const id = item.response.id;
-      const entry = id === null ? undefined : this.#table.takeServerResponse(linkId, id);
-      if (entry) {
-        this.#failClientRequest(
-          entry,
-          gatewayError(
-            SbErrorCode.UpstreamProtocol,
-            `upstream ${link.name} sent an ${item.response.error.message.replace(/^invalid response from the peer: /, 'invalid response: ')}`,
-            { upstream: link.name },
-          ),
-        );
-      }
-    }
+    this.#upstreamInbound.handleText(linkId, text, meta);
   }
 
   /**
-   * Handles one message from link `linkId` that a transport parsed itself (`raw`: its text, for the
-   * trace): a response is matched to its request, a request is attributed to a session, a
-   * notification is routed. Ignored for an unknown link.
+   * One message from link `linkId` that a transport parsed itself (`raw`: its text, for the
+   * trace): see `UpstreamInbound.handleMessage`. Ignored for an unknown link.
    */
   handleUpstreamMessage(linkId: LinkId, message: JsonRpcMessage, meta: InboundMeta, raw?: string): void {
-    const link = this.#links.get(linkId);
-    if (!link) return;
-    const receivedAt = wallNow();
-    if (!('method' in message)) this.#upstreamResponse(link, message, meta, receivedAt, raw);
-    else if ('id' in message) this.#upstreamRequest(link, message, meta, receivedAt, raw);
-    else this.#upstreamNotification(link, message, meta, receivedAt, raw);
-  }
-
-  #upstreamResponse(
-    link: LinkRecord,
-    response: JsonRpcResponse,
-    meta: InboundMeta,
-    receivedAt: number,
-    raw: string | undefined,
-  ): void {
-    const entry = response.id === null ? undefined : this.#table.takeServerResponse(link.id, response.id);
-    const traceId = newEnvelopeId();
-    const traceSession = entry ? this.#sessions.get(entry.tag.traceSession) : undefined;
-    this.#hop(
-      fromUpstreamHop(link.name, meta.transport, traceSession, entry?.tag.traceSession, {
-        id: traceId,
-        message: response,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
-        receivedAt,
-        raw,
-        correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
-      }),
-    );
-    if (!entry) {
-      this.#metrics.inc('orphan_responses_total', { direction: 'server->client', upstream: link.name });
-      this.#logger.warn(
-        { upstream: link.name, id: response.id },
-        'an upstream response matches no request in flight; dropped',
-      );
-      return;
-    }
-    this.#scheduleExpiry();
-    if (entry.tag.internal) {
-      entry.tag.internal.resolve({ response, traceId });
-      return;
-    }
-    if (entry.cancelled) {
-      this.#metrics.inc('late_responses_total', { upstream: link.name });
-      return;
-    }
-    const session = this.#sessions.get(entry.session);
-    if (!session) return;
-    if (entry.method === 'initialize' && 'result' in response && isObject(response.result)) {
-      const version = response.result.protocolVersion;
-      if (typeof version === 'string') session.negotiated(version);
-    }
-    const call = entry.tag.call;
-    if (!call) return;
-    const payload = 'error' in response ? { error: response.error } : { result: response.result };
-    this.#step(call, 'answer', () =>
-      this.#finish(call, payload, { derivedFrom: [traceId], upstream: link.name }),
-    );
-  }
-
-  /** A notification from an upstream: progress, a server's cancellation of its own request, or anything else. */
-  #upstreamNotification(
-    link: LinkRecord,
-    notification: JsonRpcNotification,
-    meta: InboundMeta,
-    receivedAt: number,
-    raw: string | undefined,
-  ): void {
-    if (notification.method === 'notifications/progress')
-      this.#upstreamProgress(link, notification, meta, receivedAt, raw);
-    else if (notification.method === 'notifications/cancelled')
-      this.#upstreamCancelled(link, notification, meta, receivedAt, raw);
-    else this.#upstreamOtherNotification(link, notification, meta, receivedAt, raw);
-  }
-
-  /** Progress from an upstream: to the client request that carried the token, with the client's token. */
-  #upstreamProgress(
-    link: LinkRecord,
-    notification: JsonRpcNotification,
-    meta: InboundMeta,
-    receivedAt: number,
-    raw: string | undefined,
-  ): void {
-    const token = progressNotificationToken(notification);
-    const entry =
-      token === undefined ? undefined : this.#table.routeProgress(link.id, token, performance.now());
-    const traceId = newEnvelopeId();
-    this.#hop(
-      fromUpstreamHop(
-        link.name,
-        meta.transport,
-        entry ? this.#sessions.get(entry.tag.traceSession) : undefined,
-        entry?.tag.traceSession,
-        {
-          id: traceId,
-          message: notification,
-          context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
-          receivedAt,
-          raw,
-          correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
-        },
-      ),
-    );
-    if (!entry || entry.downstreamProgressToken === undefined || entry.tag.internal) {
-      this.#metrics.inc('progress_unroutable_total', { direction: 'server->client', upstream: link.name });
-      return;
-    }
-    if (entry.cancelled) {
-      // Recorded above in the cancelled request's context; the client asked to hear no more of it.
-      this.#metrics.inc('progress_after_cancel_total', { upstream: link.name });
-      return;
-    }
-    const session = this.#sessions.get(entry.session);
-    if (!session) return;
-    this.#deliver(
-      session,
-      withProgressToken(notification, entry.downstreamProgressToken),
-      { kind: 'related', request: entry.downstreamId },
-      {
-        id: newEnvelopeId(),
-        correlation: [entry.tag.traceId, traceId],
-        context: entry.tag.context,
-        receivedAt,
-        upstream: link.name,
-      },
-    );
-  }
-
-  /** A server cancels its own request to a client: the client is told, under the gateway's id. */
-  #upstreamCancelled(
-    link: LinkRecord,
-    notification: JsonRpcNotification,
-    meta: InboundMeta,
-    receivedAt: number,
-    raw: string | undefined,
-  ): void {
-    const requestId = cancelledRequestId(notification);
-    const entry = requestId === undefined ? undefined : this.#table.cancelServerRequest(link.id, requestId);
-    const traceId = newEnvelopeId();
-    const session = entry ? this.#sessions.get(entry.session) : undefined;
-    this.#hop(
-      fromUpstreamHop(link.name, meta.transport, session, entry?.session, {
-        id: traceId,
-        message: notification,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
-        receivedAt,
-        raw,
-        correlation: entry ? [entry.tag.traceId] : undefined,
-      }),
-    );
-    if (!entry || !session) {
-      this.#metrics.inc('cancellations_ignored_total', { direction: 'server->client' });
-      return;
-    }
-    this.#deliver(
-      session,
-      withCancelledRequestId(notification, entry.downstreamId),
-      { kind: 'unrelated' },
-      {
-        id: newEnvelopeId(),
-        correlation: [entry.tag.downTraceId, traceId],
-        context: entry.tag.context,
-        receivedAt,
-        upstream: link.name,
-      },
-    );
-  }
-
-  /** Any other upstream notification: to the session whose request it came with, else to whom the resolver says. */
-  #upstreamOtherNotification(
-    link: LinkRecord,
-    notification: JsonRpcNotification,
-    meta: InboundMeta,
-    receivedAt: number,
-    raw: string | undefined,
-  ): void {
-    const related =
-      meta.relatedUpstreamId === undefined
-        ? undefined
-        : this.#table.findByUpstreamId(link.id, meta.relatedUpstreamId);
-    let targets: readonly SessionKey[];
-    if (related && !related.tag.internal) targets = [related.session];
-    else {
-      try {
-        targets = this.#resolver.notificationTargets(link.id, notification);
-      } catch (error) {
-        this.#logger.error({ err: String(error) }, 'the resolver failed on an upstream notification');
-        targets = [];
-      }
-    }
-    // A log message that came without its request (stdio has no way to say) is delivered as part
-    // of the one call in flight on the link, when there is exactly one and its client speaks
-    // 2026-07-28: such a client has no stream but its calls' to receive it on. (Legacy clients get
-    // it unrelated, on their standalone stream, as before.)
-    const guessed =
-      related === undefined && notification.method === 'notifications/message'
-        ? this.#attribute(link, meta)?.parent
-        : undefined;
-    const guessedFor =
-      guessed &&
-      !guessed.tag.internal &&
-      this.#sessions.get(guessed.session)?.protocolVersion === MODERN_REVISION
-        ? guessed
-        : undefined;
-    const traceId = newEnvelopeId();
-    const first = targets.length === 1 ? this.#sessions.get(targets[0]!) : undefined;
-    this.#hop(
-      fromUpstreamHop(link.name, meta.transport, first, undefined, {
-        id: traceId,
-        message: notification,
-        context: related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_PARTICIPANT),
-        receivedAt,
-        raw,
-        correlation: related ? [related.tag.upstreamTraceId] : undefined,
-      }),
-    );
-    if (targets.length === 0)
-      this.#metrics.inc('notifications_undelivered_total', {
-        upstream: link.name,
-        method: notification.method,
-      });
-    for (const key of targets) {
-      const session = this.#sessions.get(key);
-      if (!session) continue;
-      const delivery: Delivery =
-        related && related.session === key
-          ? { kind: 'related', request: related.downstreamId }
-          : guessedFor && guessedFor.session === key
-            ? { kind: 'related', request: guessedFor.downstreamId }
-            : { kind: 'unrelated' };
-      this.#deliver(session, notification, delivery, {
-        id: newEnvelopeId(),
-        correlation: related ? [related.tag.traceId, traceId] : [traceId],
-        context: related && related.session === key ? related.tag.context : session.key,
-        receivedAt,
-        upstream: link.name,
-      });
-    }
-  }
-
-  #upstreamRequest(
-    link: LinkRecord,
-    request: JsonRpcRequest,
-    meta: InboundMeta,
-    receivedAt: number,
-    raw: string | undefined,
-  ): void {
-    const cause = this.#attribute(link, meta);
-    const session = cause ? this.#sessions.get(cause.session) : undefined;
-    const traceId = newEnvelopeId();
-    const context = session
-      ? `${cause?.parent ? cause.parent.tag.context : session.key}/${traceId}`
-      : GATEWAY_PARTICIPANT;
-    this.#hop(
-      fromUpstreamHop(link.name, meta.transport, session, undefined, {
-        id: traceId,
-        message: request,
-        context,
-        receivedAt,
-        raw,
-        correlation: cause?.parent ? [cause.parent.tag.upstreamTraceId] : undefined,
-      }),
-    );
-    if (!session) {
-      if (request.method === 'ping') {
-        // Nobody in particular to ask: the gateway itself is alive, which is what ping checks.
-        this.#answerUpstreamRequest(link, request.id, { result: {} }, context, receivedAt, traceId);
-        return;
-      }
-      this.#metrics.inc('server_requests_unattributed_total', {
-        upstream: link.name,
-        method: request.method,
-      });
-      this.#logger.warn(
-        { upstream: link.name, method: request.method },
-        'cannot tell which client session a server request is for',
-      );
-      this.#answerUpstreamRequest(
-        link,
-        request.id,
-        {
-          error: gatewayError(
-            SbErrorCode.Unroutable,
-            'the gateway cannot tell which client session this request is for (several share this upstream); use sharing: pooled (or per-session) for this upstream',
-          ),
-        },
-        context,
-        receivedAt,
-        traceId,
-      );
-      return;
-    }
-    const downTraceId = newEnvelopeId();
-    const token = progressTokenOf(request);
-    const opened = this.#table.openServerRequest({
-      link: link.id,
-      upstreamId: request.id,
-      session: session.key,
-      method: request.method,
-      ...(token === undefined ? {} : { progressToken: token }),
-      now: performance.now(),
-      tag: {
-        traceId,
-        downTraceId,
-        context,
-        upstream: link.name,
-        ...(cause?.parent ? { parentUpstreamId: cause.parent.upstreamId } : {}),
-      },
-    });
-    if (!opened.ok) {
-      this.#answerUpstreamRequest(
-        link,
-        request.id,
-        {
-          error: {
-            code: JsonRpcCode.InvalidRequest,
-            message: `Invalid Request: id ${JSON.stringify(request.id)} is already in use by a request in flight`,
-          },
-        },
-        context,
-        receivedAt,
-        traceId,
-      );
-      return;
-    }
-    const down: JsonRpcRequest = { ...request, id: opened.entry.downstreamId };
-    const delivery: Delivery = cause?.parent
-      ? { kind: 'related', request: cause.parent.downstreamId }
-      : { kind: 'unrelated' };
-    this.#deliver(session, down, delivery, {
-      id: downTraceId,
-      correlation: [traceId],
-      context,
-      receivedAt,
-      upstream: link.name,
-    });
-    this.#scheduleExpiry();
-  }
-
-  /**
-   * Which session a server->client request belongs to: the request it travelled with (HTTP upstream
-   * streams tell), else the one call in flight on this link that is not already blocked on a
-   * request to the client (or at least its session), else the one session using the link.
-   */
-  #attribute(link: LinkRecord, meta: InboundMeta): Attribution<ClientTag> | undefined {
-    return attributeServerRequest(this.#table, {
-      link: link.id,
-      relatedUpstreamId: meta.relatedUpstreamId,
-      asksNothingFor: link.transport.asksNothingFor?.bind(link.transport),
-      sessionsUsingLink: () => this.#resolver.sessionsFor(link.id).filter((s) => this.#sessions.has(s)),
-    });
+    this.#upstreamInbound.handleMessage(linkId, message, meta, raw);
   }
 
   // ---------------------------------------------------------------- gateway-originated
@@ -1736,86 +1139,9 @@ export class Router implements SessionHost, LinkHost {
     linkId: LinkId,
     method: string,
     params: JsonObject | undefined,
-    options: {
-      readonly traceSession?: SessionKey;
-      readonly context?: string;
-      readonly correlation?: readonly string[];
-      readonly signal?: AbortSignal;
-      /** Send even while the link is `starting` (the re-initialization itself). */
-      readonly bypassQueue?: boolean;
-    } = {},
+    options: GatewayRequestOptions = {},
   ): Promise<UpstreamReply> {
-    const link = this.#links.get(linkId);
-    if (!link || link.state === 'down') {
-      return Promise.reject(
-        gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${link?.name ?? linkId} is not available`),
-      );
-    }
-    if (options.signal?.aborted) return Promise.reject(gatewayError(SbErrorCode.Internal, 'aborted'));
-    return new Promise<UpstreamReply>((resolve, reject) => {
-      const traceSession = options.traceSession ?? INTERNAL_SESSION;
-      const context =
-        options.context ?? (this.#sessions.has(traceSession) ? traceSession : GATEWAY_PARTICIPANT);
-      const upstreamTraceId = newEnvelopeId();
-      this.#internalCounter++;
-      const opened = this.#table.openClientRequest({
-        session: INTERNAL_SESSION,
-        downstreamId: this.#internalCounter,
-        link: link.id,
-        method,
-        now: performance.now(),
-        tag: {
-          traceId: upstreamTraceId,
-          upstreamTraceId,
-          context,
-          upstream: link.name,
-          traceSession,
-          internal: { resolve, reject },
-        },
-      });
-      if (!opened.ok) {
-        reject(gatewayError(SbErrorCode.Internal, 'internal request id collision'));
-        return;
-      }
-      const message: JsonRpcRequest =
-        params === undefined
-          ? { jsonrpc: '2.0', id: opened.entry.upstreamId, method }
-          : { jsonrpc: '2.0', id: opened.entry.upstreamId, method, params };
-      options.signal?.addEventListener(
-        'abort',
-        () => {
-          const entry = this.#table.cancelClientRequest(
-            INTERNAL_SESSION,
-            opened.entry.downstreamId,
-            performance.now(),
-          );
-          if (entry) this.#sendCancelUpstream(entry, 'the client cancelled the request');
-          reject(gatewayError(SbErrorCode.Internal, 'aborted'));
-        },
-        { once: true },
-      );
-      const sent = this.#sendToLink(
-        link,
-        message,
-        {
-          id: upstreamTraceId,
-          session: this.#sessions.get(traceSession),
-          sessionKey: traceSession,
-          correlation: options.correlation ?? [],
-          context,
-          receivedAt: wallNow(),
-        },
-        options.bypassQueue === true,
-      );
-      if (!sent) {
-        this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
-        reject(
-          gatewayError(SbErrorCode.Internal, `the gateway could not send ${method} to upstream ${link.name}`),
-        );
-        return;
-      }
-      this.#scheduleExpiry();
-    });
+    return this.#gatewayRequests.request(linkId, method, params, options);
   }
 
   /** Sends a notification from the gateway to an upstream (e.g. `notifications/initialized`). */
@@ -1825,24 +1151,7 @@ export class Router implements SessionHost, LinkHost {
     params?: JsonObject,
     options: { readonly bypassQueue?: boolean; readonly traceSession?: SessionKey } = {},
   ): void {
-    const link = this.#links.get(linkId);
-    if (!link || link.state === 'down') return;
-    const message: JsonRpcNotification =
-      params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
-    const traceSession = options.traceSession ?? INTERNAL_SESSION;
-    this.#sendToLink(
-      link,
-      message,
-      {
-        id: newEnvelopeId(),
-        session: this.#sessions.get(traceSession),
-        sessionKey: traceSession,
-        correlation: [],
-        context: this.#sessions.has(traceSession) ? traceSession : GATEWAY_PARTICIPANT,
-        receivedAt: wallNow(),
-      },
-      options.bypassQueue === true,
-    );
+    this.#gatewayRequests.notify(linkId, method, params, options);
   }
 
   /** Sends a message from the gateway to a client session (notifications the gateway originates). */
@@ -1903,7 +1212,7 @@ export class Router implements SessionHost, LinkHost {
     for (const entry of expired.serverTimedOut) {
       const link = this.#links.get(entry.link);
       if (link)
-        this.#answerUpstreamRequest(
+        this.#links.answer(
           link,
           entry.upstreamId,
           { error: gatewayError(SbErrorCode.RequestTimeout, 'the client did not answer in time') },
@@ -1920,8 +1229,7 @@ export class Router implements SessionHost, LinkHost {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
-    for (const [id, waiter] of this.#linkWaiters) waiter.reject(this.#linkGone(id, this.#links.get(id)));
-    this.#linkWaiters.clear();
+    this.#links.close();
   }
 
   // ---------------------------------------------------------------- helpers
@@ -1938,7 +1246,7 @@ export class Router implements SessionHost, LinkHost {
   #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {
     const link = this.#links.get(entry.link);
     if (!link || link.state === 'down') return;
-    this.#sendToLink(link, cancelledNotification(entry.upstreamId, reason), {
+    this.#links.send(link, cancelledNotification(entry.upstreamId, reason), {
       id: newEnvelopeId(),
       session: this.#sessions.get(entry.tag.traceSession),
       sessionKey: entry.tag.traceSession,
@@ -1967,33 +1275,7 @@ export class Router implements SessionHost, LinkHost {
   #answerUpstream(entry: ServerRequestEntry<ServerTag>, error: JsonRpcErrorObject): void {
     const link = this.#links.get(entry.link);
     if (link)
-      this.#answerUpstreamRequest(
-        link,
-        entry.upstreamId,
-        { error },
-        entry.tag.context,
-        wallNow(),
-        entry.tag.traceId,
-      );
-  }
-
-  #answerUpstreamRequest(
-    link: LinkRecord,
-    id: RequestId,
-    payload: { result: unknown } | { error: JsonRpcErrorObject },
-    context: string,
-    receivedAt: number,
-    requestTraceId: string,
-  ): void {
-    const message = { jsonrpc: '2.0', id, ...payload } as JsonRpcResponse;
-    this.#sendToLink(link, message, {
-      id: newEnvelopeId(),
-      session: undefined,
-      sessionKey: INTERNAL_SESSION,
-      correlation: [requestTraceId],
-      context,
-      receivedAt,
-    });
+      this.#links.answer(link, entry.upstreamId, { error }, entry.tag.context, wallNow(), entry.tag.traceId);
   }
 
   #answerClient(
@@ -2064,112 +1346,6 @@ export class Router implements SessionHost, LinkHost {
         trace,
       ),
     );
-  }
-
-  #sendToLink(
-    link: LinkRecord,
-    message: JsonRpcMessage,
-    trace: {
-      id: string;
-      session: Session<ClientCall> | undefined;
-      sessionKey?: SessionKey;
-      correlation: readonly string[];
-      context: string;
-      receivedAt: number;
-    },
-    bypassQueue = false,
-  ): boolean {
-    let json: string;
-    try {
-      json = JSON.stringify(message);
-    } catch (error) {
-      this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
-      this.#logger.error(
-        { upstream: link.name, err: errorText(error) },
-        'a message for an upstream could not be serialised; not sent',
-      );
-      return false;
-    }
-    let wire = json;
-    let sent = message;
-    if (link.state === 'starting' && !bypassQueue) {
-      if (link.queue.length >= this.#maxQueued) {
-        this.#metrics.inc('queued_dropped_total', { upstream: link.name });
-        this.#logger.warn(
-          { upstream: link.name },
-          'too many messages waiting for a restarting upstream; dropped',
-        );
-        if (isRequest(message)) {
-          const entry = this.#table.takeServerResponse(link.id, message.id);
-          if (entry)
-            this.#failClientRequest(
-              entry,
-              gatewayError(
-                SbErrorCode.LimitExceeded,
-                `upstream ${link.name} is restarting and its queue is full`,
-              ),
-            );
-        }
-        return true;
-      }
-      link.queue.push({ json, message });
-    } else {
-      // The trace keeps what went on the wire: a transport for a legacy peer rewrites some messages.
-      let written: ReturnType<UpstreamTransport['send']>;
-      try {
-        written = link.transport.send(json, message);
-      } catch (error) {
-        this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
-        this.#logger.error(
-          { upstream: link.name, err: errorText(error) },
-          'an upstream transport failed to send; not sent',
-        );
-        return false;
-      }
-      if (written) {
-        wire = written.json;
-        sent = written.message;
-      }
-    }
-    this.#hop(
-      toUpstreamHop(
-        link,
-        trace.session,
-        trace.sessionKey,
-        {
-          id: trace.id,
-          message: sent,
-          context: trace.context,
-          receivedAt: trace.receivedAt,
-          raw: wire,
-          correlation: trace.correlation,
-        },
-        wallNow(),
-      ),
-    );
-    return true;
-  }
-
-  /** A queued message the transport refused when the link became ready: its request fails. */
-  #sendFailed(link: LinkRecord, message: JsonRpcMessage, error: unknown): void {
-    this.#metrics.inc('upstream_send_errors_total', { upstream: link.name });
-    this.#logger.error(
-      { upstream: link.name, err: errorText(error) },
-      'an upstream transport failed to send a queued message; not sent',
-    );
-    if (!isRequest(message)) return;
-    const entry = this.#table.takeServerResponse(link.id, message.id);
-    if (entry)
-      this.#failClientRequest(
-        entry,
-        gatewayError(
-          SbErrorCode.Internal,
-          `the gateway could not send this request to upstream ${link.name}`,
-          {
-            upstream: link.name,
-          },
-        ),
-      );
   }
 
   /** Hands a hop to the taps and the diagnostics channel, if anything wants it. */
