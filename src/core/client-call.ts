@@ -5,6 +5,7 @@
  * (`ServerTag`).
  */
 
+import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
 import type { JsonRpcErrorObject, JsonRpcRequest, RequestId } from '../protocol/jsonrpc/types.js';
 import type { SessionKey } from './correlation-table.js';
 import type { SessionView } from './ports.js';
@@ -96,4 +97,28 @@ export class CallView implements CallInfo {
   get signal(): AbortSignal {
     return signalOf(this.#call);
   }
+}
+
+/** The call as interceptors see it: one object per call, shared by `admit` and `complete`. */
+export function callInfoOf(call: ClientCall): CallInfo {
+  // Made after routing: `upstream` and `routed` are set before the first `admit` and never change.
+  call.info ??= new CallView(call, call.session);
+  return call.info;
+}
+
+/** Aborts a call's signal, or makes it born aborted if nobody asked for it yet. */
+export function abortCall(call: ClientCall): void {
+  call.aborted = true;
+  call.controller?.abort();
+}
+
+/**
+ * The error of a request whose id is already in use by a request in flight from the same sender
+ * (JSON-RPC ids must be unique among them; the first keeps the id).
+ */
+export function idInUse(id: RequestId): JsonRpcErrorObject {
+  return {
+    code: JsonRpcCode.InvalidRequest,
+    message: `Invalid Request: id ${JSON.stringify(id)} is already in use by a request in flight`,
+  };
 }

@@ -19,7 +19,6 @@ import { newEnvelopeId } from '../meup/ids.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
-import { resultTextOffset } from '../protocol/jsonrpc/result-text.js';
 import {
   idKey,
   type JsonObject,
@@ -30,17 +29,20 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../protocol/jsonrpc/types.js';
-import {
-  cancelledNotification,
-  cancelledRequestId,
-  progressNotificationToken,
-  progressTokenOf,
-  rewriteRequest,
-  withCancelledRequestId,
-} from '../protocol/mcp/progress.js';
+import { cancelledNotification, progressTokenOf, rewriteRequest } from '../protocol/mcp/progress.js';
 import type { ProtocolVersion } from '../protocol/mcp/revisions.js';
+import { CallFinisher, NONE } from './call-finish.js';
 import { runInterceptors } from './call-pipeline.js';
-import { CallView, type ClientCall, type ClientTag, type ServerTag, signalOf } from './client-call.js';
+import {
+  abortCall,
+  type ClientCall,
+  type ClientTag,
+  callInfoOf,
+  idInUse,
+  type ServerTag,
+  signalOf,
+} from './client-call.js';
+import { ClientMessages } from './client-messages.js';
 import {
   type ClientRequestEntry,
   CorrelationTable,
@@ -64,9 +66,7 @@ import type {
 } from './ports.js';
 import {
   type Admission,
-  type CallInfo,
   type CallInterceptor,
-  type CallOutcome,
   DEFAULT_MAX_PENDING_ROUTES,
   type LocalAnswer,
   type LocalCall,
@@ -97,39 +97,8 @@ export {
 } from './router-types.js';
 export { INTERNAL_SESSION } from './session-key.js';
 
-/** A tool result that says `isError: true` (the tool's own failure, not a JSON-RPC error). */
-function isErrorResult(result: unknown): boolean {
-  return typeof result === 'object' && result !== null && (result as { isError?: unknown }).isError === true;
-}
-
-/** How a call ends, carried through its interceptors' `complete` (see `Router.#finish`). */
+/** An interceptor that has an `admit`. */
 type Admitter = CallInterceptor & Required<Pick<CallInterceptor, 'admit'>>;
-type Completer = CallInterceptor & Required<Pick<CallInterceptor, 'complete'>>;
-
-/** How a call ends, beyond its payload (`Router.#finish`). */
-interface FinishOptions {
-  /** Trace ids of the upstream responses the answer was built from (default none). */
-  readonly derivedFrom?: readonly string[];
-  /** False when the client no longer wants the response: cancelled, or its session ended (default true). */
-  readonly deliver?: boolean;
-  /** The upstream that answered, for the trace. */
-  readonly upstream?: string;
-}
-
-interface Ending {
-  readonly call: ClientCall;
-  readonly derivedFrom: readonly string[];
-  /** False when the client no longer wants the response (cancelled, or its session ended). */
-  readonly deliver: boolean;
-  readonly upstream: string | undefined;
-  /** The completers when the call ended (the list is replaced, never changed, when one is added). */
-  readonly completers: readonly CallInterceptor[];
-  /** The interceptors with a `delivered`, when the call ended (likewise). */
-  readonly deliverers: readonly CallInterceptor[];
-  readonly outcome: CallOutcome;
-}
-
-const NONE: readonly string[] = Object.freeze([]);
 
 export class Router implements SessionHost, LinkHost {
   readonly #resolver: RequestResolver;
@@ -141,24 +110,20 @@ export class Router implements SessionHost, LinkHost {
   readonly #links: LinkRegistry;
   readonly #gatewayRequests: GatewayRequests;
   readonly #upstreamInbound: UpstreamInbound;
+  readonly #clientMessages: ClientMessages;
+  /** How calls end (`finish`), and how many are in flight. */
+  readonly #calls: CallFinisher;
   readonly #maxPendingRoutes: number;
-  readonly #maxJsonDepth: number | undefined;
   /**
-   * The interceptors with an `admit`, and those with a `complete`, in the order they were added.
-   * Replaced (never changed) when one is added, so a call in progress keeps the list it started with.
+   * The interceptors with an `admit`, in the order they were added. Replaced (never changed) when
+   * one is added, so a call in progress keeps the list it started with.
    */
   #admitters: readonly CallInterceptor[] = [];
-  #completers: readonly CallInterceptor[] = [];
-  #deliverers: readonly CallInterceptor[] = [];
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
   #closed = false;
   /** Set by `beginDrain`: new client requests are refused. */
   #draining = false;
-  /** Client requests received and not yet answered (or dropped): see `callsInFlight`. */
-  #inFlight = 0;
-  /** Who waits for `#inFlight` to reach 0 (`whenNoCallsInFlight`). */
-  #idleWaiters: (() => void)[] = [];
 
   /** A router with no sessions and no links yet; its taps default to an empty bus. */
   constructor(options: RouterOptions) {
@@ -167,6 +132,13 @@ export class Router implements SessionHost, LinkHost {
     this.#metrics = options.metrics;
     this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
     this.#table = new CorrelationTable(options.timeouts);
+    this.#calls = new CallFinisher({
+      logger: options.logger,
+      metrics: options.metrics,
+      taps: this.#taps,
+      deliver: (session, message, delivery, trace, json) =>
+        this.#deliver(session, message, delivery, trace, json),
+    });
     this.#links = new LinkRegistry({
       logger: options.logger,
       metrics: options.metrics,
@@ -184,6 +156,23 @@ export class Router implements SessionHost, LinkHost {
       scheduleExpiry: () => this.#scheduleExpiry(),
       cancelUpstream: (entry, reason) => this.#sendCancelUpstream(entry, reason),
     });
+    this.#clientMessages = new ClientMessages({
+      table: this.#table,
+      links: this.#links,
+      resolver: this.#resolver,
+      logger: this.#logger,
+      metrics: this.#metrics,
+      hop: (fields) => this.#hop(fields),
+      cancelled: (call) => {
+        abortCall(call);
+        this.#calls.finish(
+          call,
+          { error: gatewayError(SbErrorCode.Cancelled, 'cancelled by the client') },
+          { deliver: false },
+        );
+      },
+      scheduleExpiry: () => this.#scheduleExpiry(),
+    });
     this.#upstreamInbound = new UpstreamInbound({
       table: this.#table,
       links: this.#links,
@@ -195,20 +184,20 @@ export class Router implements SessionHost, LinkHost {
       hop: (fields) => this.#hop(fields),
       deliver: (session, message, delivery, trace) => this.#deliver(session, message, delivery, trace),
       answered: (call, payload, traceId, upstream) =>
-        this.#step(call, 'answer', () => this.#finish(call, payload, { derivedFrom: [traceId], upstream })),
+        this.#step(call, 'answer', () =>
+          this.#calls.finish(call, payload, { derivedFrom: [traceId], upstream }),
+        ),
       failClientRequest: (entry, error) => this.#failClientRequest(entry, error),
       scheduleExpiry: () => this.#scheduleExpiry(),
     });
     this.#maxPendingRoutes = options.maxPendingRoutes ?? DEFAULT_MAX_PENDING_ROUTES;
-    this.#maxJsonDepth = options.maxJsonDepth;
     for (const interceptor of options.interceptors ?? []) this.addInterceptor(interceptor);
   }
 
   /** Adds an interceptor; interceptors run in the order they were added. */
   addInterceptor(interceptor: CallInterceptor): void {
     if (interceptor.admit) this.#admitters = [...this.#admitters, interceptor];
-    if (interceptor.complete) this.#completers = [...this.#completers, interceptor];
-    if (interceptor.delivered) this.#deliverers = [...this.#deliverers, interceptor];
+    this.#calls.add(interceptor);
   }
 
   /** The tap bus every hop is emitted to (add a tap to it to observe traffic). */
@@ -321,8 +310,8 @@ export class Router implements SessionHost, LinkHost {
     record.close();
     this.#sessions.delete(key);
     for (const call of record.callsInFlight()) {
-      this.#abortCall(call);
-      this.#finish(
+      abortCall(call);
+      this.#calls.finish(
         call,
         { error: gatewayError(SbErrorCode.Internal, `client session closed: ${reason}`) },
         { deliver: false },
@@ -369,13 +358,12 @@ export class Router implements SessionHost, LinkHost {
    * (or dropped: cancelled, session ended).
    */
   get callsInFlight(): number {
-    return this.#inFlight;
+    return this.#calls.inFlight;
   }
 
   /** Settles once no client request is in flight (at once if none is). Sets no timer. */
   whenNoCallsInFlight(): Promise<void> {
-    if (this.#inFlight === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    return this.#calls.whenNone();
   }
 
   /**
@@ -391,25 +379,15 @@ export class Router implements SessionHost, LinkHost {
         if (call.done) continue;
         ended++;
         this.#step(call, 'drain', () => {
-          this.#abortCall(call);
+          abortCall(call);
           const entry = this.#table.cancelClientRequest(session.key, call.request.id, performance.now());
           if (entry) this.#sendCancelUpstream(entry, reason);
-          this.#finish(call, { error });
+          this.#calls.finish(call, { error });
         });
       }
     }
     this.#scheduleExpiry();
     return ended;
-  }
-
-  /** A client request got its answer, or will never get one: it is no longer in flight. */
-  #callEnded(call: ClientCall): void {
-    // Once per call, whichever way it ends (an answer, a drop, or a failure of both).
-    if (call.ended) return;
-    call.ended = true;
-    this.#inFlight--;
-    if (this.#inFlight > 0 || this.#idleWaiters.length === 0) return;
-    for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
   /**
@@ -442,9 +420,9 @@ export class Router implements SessionHost, LinkHost {
     try {
       if ('method' in message) {
         if ('id' in message) this.#clientRequest(session, message, transport, receivedAt, raw);
-        else this.#clientNotification(session, message, transport, receivedAt, raw);
+        else this.#clientMessages.notification(session, message, transport, receivedAt, raw);
       } else {
-        this.#clientResponse(session, message, transport, receivedAt, raw);
+        this.#clientMessages.response(session, message, transport, receivedAt, raw);
       }
     } catch (error) {
       // A request's own failures end it (`#step`); this is everything else: logged, counted, and
@@ -471,11 +449,7 @@ export class Router implements SessionHost, LinkHost {
     if (session.hasCall(key)) {
       // JSON-RPC ids must be unique among a sender's requests in flight: refuse, keep the first.
       this.#metrics.inc('duplicate_request_ids_total');
-      const error = {
-        code: JsonRpcCode.InvalidRequest,
-        message: `Invalid Request: id ${JSON.stringify(request.id)} is already in use by a request in flight`,
-      };
-      this.#answerClient(session, request.id, { error }, [traceId], context, receivedAt);
+      this.#answerClient(session, request.id, { error: idInUse(request.id) }, [traceId], context, receivedAt);
       return;
     }
     if (request.method === 'initialize') session.initializing(request.params);
@@ -490,11 +464,11 @@ export class Router implements SessionHost, LinkHost {
       done: false,
     };
     session.track(call);
-    this.#inFlight++;
+    this.#calls.started();
     if (this.#draining) {
       this.#metrics.inc('drain_refused_total');
       this.#step(call, 'drain', () =>
-        this.#finish(call, {
+        this.#calls.finish(call, {
           error: gatewayError(
             SbErrorCode.ShuttingDown,
             'the gateway is shutting down and takes no new requests; send it again once it is back',
@@ -536,7 +510,7 @@ export class Router implements SessionHost, LinkHost {
         this.#table.takeServerResponse(entry.link, entry.upstreamId);
         this.#sendCancelUpstream(entry, 'the gateway failed while handling the request');
       }
-      this.#finish(call, {
+      this.#calls.finish(call, {
         error: gatewayError(SbErrorCode.Internal, 'the gateway failed while handling this request'),
       });
     } catch (again) {
@@ -544,7 +518,7 @@ export class Router implements SessionHost, LinkHost {
       // least released, so that its id is usable again and nothing waits for it.
       call.session.release(call);
       call.done = true;
-      this.#callEnded(call);
+      this.#calls.ended(call);
       this.#logger.error({ err: errorText(again) }, 'the error answer of a failed request failed too');
     }
   }
@@ -554,7 +528,7 @@ export class Router implements SessionHost, LinkHost {
     const { session, request } = call;
     const resolution = this.#resolve(session, request);
     if (resolution.kind === 'error') {
-      this.#finish(call, { error: resolution.error });
+      this.#calls.finish(call, { error: resolution.error });
       return;
     }
     if (resolution.kind === 'pending') {
@@ -583,7 +557,7 @@ export class Router implements SessionHost, LinkHost {
         { method: call.request.method, waits: this.#maxPendingRoutes },
         'a request never got a route; answered with an error',
       );
-      this.#finish(call, {
+      this.#calls.finish(call, {
         error: gatewayError(
           SbErrorCode.RouteUnresolved,
           `no route for ${call.request.method} after waiting ${this.#maxPendingRoutes} times for its upstream`,
@@ -598,7 +572,7 @@ export class Router implements SessionHost, LinkHost {
       },
       (error: unknown) =>
         this.#step(call, 'route', () =>
-          this.#finish(call, {
+          this.#calls.finish(call, {
             error: asRpcError(
               error,
               SbErrorCode.UpstreamUnavailable,
@@ -624,10 +598,10 @@ export class Router implements SessionHost, LinkHost {
     const ranThrough = runInterceptors<Admission, CallInterceptor>(
       admitters,
       index,
-      (interceptor) => (interceptor as Admitter).admit(this.#callInfo(call)),
+      (interceptor) => (interceptor as Admitter).admit(callInfoOf(call)),
       (admission) => {
         if (admission.allow) return !call.done;
-        this.#finish(call, { error: admission.error });
+        this.#calls.finish(call, { error: admission.error });
         return false;
       },
       (admission, interceptor, i) =>
@@ -636,7 +610,7 @@ export class Router implements SessionHost, LinkHost {
             this.#step(call, 'admit', () => {
               if (call.done) return;
               if (a.allow) this.#admit(call, resolution, admitters, i + 1);
-              else this.#finish(call, { error: a.error });
+              else this.#calls.finish(call, { error: a.error });
             }),
           (error: unknown) =>
             this.#step(call, 'admit', () => {
@@ -644,7 +618,7 @@ export class Router implements SessionHost, LinkHost {
                 { interceptor: interceptor.name, err: String(error) },
                 'an interceptor failed to admit a call',
               );
-              this.#finish(call, {
+              this.#calls.finish(call, {
                 error: gatewayError(SbErrorCode.Internal, 'the gateway could not decide on this request'),
               });
             }),
@@ -659,13 +633,13 @@ export class Router implements SessionHost, LinkHost {
     const { session, request, traceId, context, receivedAt } = call;
     const link = this.#links.get(linkId);
     if (!link || link.state === 'down') {
-      this.#finish(call, { error: this.#links.unavailable(linkId, link) });
+      this.#calls.finish(call, { error: this.#links.unavailable(linkId, link) });
       return;
     }
     const refusal = link.transport.refuse?.(call.routed ?? request);
     if (refusal) {
       this.#metrics.inc('upstream_requests_refused_total', { upstream: link.name });
-      this.#finish(call, { error: refusal });
+      this.#calls.finish(call, { error: refusal });
       return;
     }
     const progressToken = progressTokenOf(request);
@@ -681,12 +655,7 @@ export class Router implements SessionHost, LinkHost {
     });
     if (!opened.ok) {
       // Cannot happen while `calls` guards ids; kept so the table's own guard is never bypassed.
-      this.#finish(call, {
-        error: {
-          code: JsonRpcCode.InvalidRequest,
-          message: `Invalid Request: id ${JSON.stringify(request.id)} is already in use by a request in flight`,
-        },
-      });
+      this.#calls.finish(call, { error: idInUse(request.id) });
       return;
     }
     const upstreamMessage = rewriteRequest(
@@ -705,7 +674,7 @@ export class Router implements SessionHost, LinkHost {
       // Nothing went out (or the transport cannot say it did): the entry goes, the call fails now.
       this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
       if (!call.done)
-        this.#finish(call, {
+        this.#calls.finish(call, {
           error: gatewayError(
             SbErrorCode.Internal,
             `the gateway could not send this request to upstream ${link.name}`,
@@ -756,358 +725,17 @@ export class Router implements SessionHost, LinkHost {
       (result) =>
         this.#step(call, 'local', () => {
           const payload = result.error ? { error: result.error } : { result: result.result ?? {} };
-          this.#finish(call, payload, { derivedFrom: result.derivedFrom ?? NONE });
+          this.#calls.finish(call, payload, { derivedFrom: result.derivedFrom ?? NONE });
         }),
       (error: unknown) =>
         this.#step(call, 'local', () => {
           if (!call.done)
             this.#logger.error({ err: String(error), method: request.method }, 'a local handler failed');
-          this.#finish(call, {
+          this.#calls.finish(call, {
             error: asRpcError(error, SbErrorCode.Internal, 'the gateway failed to answer this request'),
           });
         }),
     );
-  }
-
-  /** The call as interceptors see it: one object per call, shared by `admit` and `complete`. */
-  #callInfo(call: ClientCall): CallInfo {
-    // Made after routing: `upstream` and `routed` are set before the first `admit` and never change.
-    call.info ??= new CallView(call, call.session);
-    return call.info;
-  }
-
-  /** Aborts a call's signal, or makes it born aborted if nobody asked for it yet. */
-  #abortCall(call: ClientCall): void {
-    call.aborted = true;
-    call.controller?.abort();
-  }
-
-  /**
-   * The one way a client request ends. The interceptors' `complete` see the response (and may
-   * replace or hold it); then it is delivered, unless the client no longer wants it (`deliver`
-   * false: cancelled, or its session ended). Idempotent: only the first call counts.
-   */
-  #finish(
-    call: ClientCall,
-    payload: { result: unknown } | { error: JsonRpcErrorObject },
-    options: FinishOptions = {},
-  ): void {
-    if (call.done) return;
-    const { derivedFrom = NONE, deliver = true, upstream } = options;
-    call.done = true;
-    call.session.release(call);
-    const response = { jsonrpc: '2.0', id: call.request.id, ...payload } as JsonRpcResponse;
-    const ending: Ending = {
-      call,
-      derivedFrom,
-      deliver,
-      upstream,
-      completers: this.#completers,
-      deliverers: this.#deliverers,
-      outcome: { delivered: deliver && !call.session.closed },
-    };
-    if (ending.completers.length === 0) this.#sendResponse(ending, response);
-    else this.#complete(ending, response, 0);
-  }
-
-  /**
-   * Runs the interceptors' `complete` in order from `index`, then delivers. Completions answered
-   * synchronously go on in the same turn; one that answers with a promise holds the response
-   * until it settles.
-   */
-  #complete(ending: Ending, response: JsonRpcResponse, index: number): void {
-    const { call, completers, outcome } = ending;
-    const info = this.#callInfo(call);
-    let current = response;
-    const ranThrough = runInterceptors<JsonRpcResponse | undefined, CallInterceptor>(
-      completers,
-      index,
-      (interceptor) => (interceptor as Completer).complete(info, current, outcome),
-      (next) => {
-        if (next !== undefined) current = next;
-        return true;
-      },
-      (next, interceptor, i) => {
-        const held = current;
-        next.then(
-          (replaced) => this.#settle(ending, () => this.#complete(ending, replaced ?? held, i + 1)),
-          (error: unknown) =>
-            this.#settle(ending, () => {
-              this.#logger.error(
-                { interceptor: interceptor.name, err: String(error) },
-                'an interceptor failed to complete a call',
-              );
-              this.#complete(
-                ending,
-                {
-                  jsonrpc: '2.0',
-                  id: call.request.id,
-                  error: gatewayError(
-                    SbErrorCode.Internal,
-                    'the gateway failed while completing this request',
-                  ),
-                },
-                i + 1,
-              );
-            }),
-        );
-      },
-    );
-    if (ranThrough) this.#sendResponse(ending, current);
-  }
-
-  /**
-   * A continuation of a call that has already ended (its interceptors' `complete` settling):
-   * whatever it throws is logged and counted, and the client still gets an answer under its id.
-   */
-  #settle(ending: Ending, step: () => void): void {
-    try {
-      step();
-    } catch (error) {
-      this.#metrics.inc('request_failures_total', { stage: 'complete' });
-      this.#logger.error(
-        { method: ending.call.request.method, err: errorText(error) },
-        'the gateway failed while completing a request; it is answered with an error',
-      );
-      this.#sendResponse(ending, {
-        jsonrpc: '2.0',
-        id: ending.call.request.id,
-        error: gatewayError(SbErrorCode.Internal, 'the gateway failed while completing this request'),
-      });
-    }
-  }
-
-  /**
-   * Delivers a call's final response, unless the client no longer wants it. A response that
-   * cannot be serialised (nothing from a peer can be too deep, but a local answer or an
-   * interceptor's replacement could hold anything) is replaced by an error under the same id.
-   */
-  #sendResponse(ending: Ending, chosen: JsonRpcResponse): void {
-    const { call, upstream } = ending;
-    if (!ending.deliver || call.session.closed) {
-      this.#callEnded(call);
-      if (!call.session.closed) this.#dropped(call);
-      this.#delivered(ending, undefined);
-      return;
-    }
-    let response = chosen;
-    let json: string;
-    let resultAt: number | undefined;
-    try {
-      json = JSON.stringify(response);
-      // Where the result is in the delivered text, when someone reads it: the ledger hashes that
-      // slice instead of serialising the result again, the trace digests it without parsing.
-      resultAt =
-        'result' in response && (ending.deliverers.length > 0 || this.#taps.wants(response))
-          ? resultTextOffset(json, response)
-          : undefined;
-    } catch (error) {
-      this.#metrics.inc('request_failures_total', { stage: 'serialise' });
-      this.#logger.error(
-        { method: call.request.method, err: errorText(error) },
-        'a response could not be serialised; the client gets an error in its place',
-      );
-      response = {
-        jsonrpc: '2.0',
-        id: call.request.id,
-        error: gatewayError(
-          SbErrorCode.Internal,
-          'the gateway could not serialise the response to this request',
-        ),
-      };
-      json = JSON.stringify(response);
-      resultAt = undefined;
-    }
-    this.#deliver(
-      call.session,
-      response,
-      { kind: 'response', request: call.request.id },
-      {
-        id: newEnvelopeId(),
-        correlation: [call.traceId, ...ending.derivedFrom],
-        context: call.context,
-        receivedAt: call.receivedAt,
-        ...(upstream === undefined ? {} : { upstream }),
-        ...(resultAt === undefined
-          ? {}
-          : { resultAt, resultIsError: isErrorResult((response as { result: unknown }).result) }),
-      },
-      json,
-    );
-    this.#callEnded(call);
-    // A slice of the delivered text, not a copy.
-    if (ending.deliverers.length > 0)
-      this.#delivered(ending, resultAt === undefined ? undefined : json.slice(resultAt, -1));
-  }
-
-  /** Tells the session's transport that nothing will be sent for this call (`DownstreamPort.dropped`). */
-  #dropped(call: ClientCall): void {
-    try {
-      call.session.port.dropped?.(call.request.id);
-    } catch (error) {
-      this.#metrics.inc('delivery_errors_total');
-      this.#logger.error(
-        { session: call.session.key, err: errorText(error) },
-        'a downstream transport failed to let go of a cancelled request',
-      );
-    }
-  }
-
-  /** Runs the interceptors' `delivered` (see `CallInterceptor.delivered`). */
-  #delivered(ending: Ending, resultText: string | undefined): void {
-    if (ending.deliverers.length === 0) return;
-    const info = this.#callInfo(ending.call);
-    for (const interceptor of ending.deliverers) {
-      try {
-        interceptor.delivered?.(info, resultText);
-      } catch (error) {
-        this.#logger.error(
-          { interceptor: interceptor.name, err: String(error) },
-          'an interceptor failed after a call was answered',
-        );
-      }
-    }
-  }
-
-  #clientNotification(
-    session: Session<ClientCall>,
-    notification: JsonRpcNotification,
-    transport: TransportContext,
-    receivedAt: number,
-    raw: string | undefined,
-  ): void {
-    if (notification.method === 'notifications/cancelled') {
-      const requestId = cancelledRequestId(notification);
-      const entry =
-        requestId === undefined
-          ? undefined
-          : this.#table.cancelClientRequest(session.key, requestId, performance.now());
-      const context = entry ? entry.tag.context : session.key;
-      const traceId = newEnvelopeId();
-      this.#hop(
-        clientInHop(session, transport, {
-          id: traceId,
-          message: notification,
-          context,
-          receivedAt,
-          raw,
-          correlation: entry ? [entry.tag.traceId] : undefined,
-        }),
-      );
-      const call = requestId === undefined ? undefined : session.call(requestId);
-      if (call) {
-        this.#abortCall(call);
-        this.#finish(
-          call,
-          { error: gatewayError(SbErrorCode.Cancelled, 'cancelled by the client') },
-          { deliver: false },
-        );
-      }
-      if (entry) {
-        const link = this.#links.get(entry.link);
-        if (link) {
-          this.#links.send(link, withCancelledRequestId(notification, entry.upstreamId), {
-            id: newEnvelopeId(),
-            session,
-            correlation: [traceId, entry.tag.upstreamTraceId],
-            context,
-            receivedAt,
-          });
-        }
-        this.#scheduleExpiry();
-        return;
-      }
-      if (call) return;
-      // MCP: cancellations of unknown or finished requests are ignored.
-      this.#metrics.inc('cancellations_ignored_total');
-      return;
-    }
-    if (notification.method === 'notifications/initialized') session.initialized();
-    const traceId = newEnvelopeId();
-    this.#hop(
-      clientInHop(session, transport, {
-        id: traceId,
-        message: notification,
-        context: session.key,
-        receivedAt,
-        raw,
-      }),
-    );
-    let links: readonly LinkId[];
-    if (notification.method === 'notifications/progress') {
-      // Progress from a client concerns a server->client request that carried the token.
-      links = this.#linksForClientProgress(session, notification);
-    } else {
-      try {
-        links = this.#resolver.notificationLinks(session, notification);
-      } catch (error) {
-        this.#logger.error({ err: String(error) }, 'the resolver failed on a notification');
-        links = [];
-      }
-    }
-    for (const id of links) {
-      const link = this.#links.get(id);
-      if (!link || link.state === 'down') continue;
-      this.#links.send(link, notification, {
-        id: newEnvelopeId(),
-        session,
-        correlation: [traceId],
-        context: session.key,
-        receivedAt,
-      });
-    }
-  }
-
-  #linksForClientProgress(session: Session<ClientCall>, notification: JsonRpcNotification): LinkId[] {
-    const token = progressNotificationToken(notification);
-    if (token === undefined) return [];
-    const links: LinkId[] = [];
-    for (const link of this.#links.all()) {
-      // Server request tokens are not rewritten, so match on the token the server chose.
-      if (this.#table.hasServerProgressToken(session.key, link.id, token)) links.push(link.id);
-    }
-    if (links.length === 0) this.#metrics.inc('progress_unroutable_total', { direction: 'client->server' });
-    return links;
-  }
-
-  #clientResponse(
-    session: Session<ClientCall>,
-    response: JsonRpcResponse,
-    transport: TransportContext,
-    receivedAt: number,
-    raw: string | undefined,
-  ): void {
-    const id = response.id;
-    const entry = id === null ? undefined : this.#table.takeClientResponse(session.key, id);
-    const traceId = newEnvelopeId();
-    this.#hop(
-      clientInHop(session, transport, {
-        id: traceId,
-        message: response,
-        context: entry ? entry.tag.context : session.key,
-        receivedAt,
-        raw,
-        correlation: entry ? [entry.tag.downTraceId] : undefined,
-      }),
-    );
-    if (!entry) {
-      this.#metrics.inc('orphan_responses_total', { direction: 'client->server' });
-      this.#logger.warn(
-        { session: session.key, id },
-        'a client response matches no server request in flight; dropped',
-      );
-      return;
-    }
-    const link = this.#links.get(entry.link);
-    if (!link || link.state === 'down') return;
-    const upstream = { ...response, id: entry.upstreamId } as JsonRpcResponse;
-    this.#links.send(link, upstream, {
-      id: newEnvelopeId(),
-      session,
-      correlation: [entry.tag.traceId, traceId],
-      context: entry.tag.context,
-      receivedAt,
-    });
   }
 
   // ---------------------------------------------------------------- from upstreams
@@ -1240,7 +868,8 @@ export class Router implements SessionHost, LinkHost {
       return;
     }
     const call = entry.tag.call;
-    if (call) this.#step(call, 'fail', () => this.#finish(call, { error }, { deliver: !entry.cancelled }));
+    if (call)
+      this.#step(call, 'fail', () => this.#calls.finish(call, { error }, { deliver: !entry.cancelled }));
   }
 
   #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {

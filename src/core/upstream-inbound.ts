@@ -13,7 +13,6 @@ import { gatewayError } from '../errors/to-jsonrpc-error.js';
 import { newEnvelopeId } from '../meup/ids.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
-import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
 import { isObject } from '../protocol/jsonrpc/json-object.js';
 import type {
   JsonRpcErrorObject,
@@ -31,7 +30,7 @@ import {
 } from '../protocol/mcp/progress.js';
 import { MODERN_REVISION } from '../protocol/mcp/revisions.js';
 import { type Attribution, attributeServerRequest } from './attribution.js';
-import type { ClientCall, ClientTag, ServerTag } from './client-call.js';
+import { type ClientCall, type ClientTag, idInUse, type ServerTag } from './client-call.js';
 import type { ClientRequestEntry, CorrelationTable, LinkId, SessionKey } from './correlation-table.js';
 import { fromUpstreamHop, type ToClientTrace } from './hops.js';
 import { type InboundItem, readInbound } from './inbound.js';
@@ -74,6 +73,13 @@ export interface UpstreamInboundOptions {
   readonly failClientRequest: (entry: ClientRequestEntry<ClientTag>, error: JsonRpcErrorObject) => void;
   /** A request was opened or answered in the table: the router's timer follows the next deadline. */
   readonly scheduleExpiry: () => void;
+}
+
+/** A server request's own trace: its hop's id and context, and when it arrived. */
+interface ServerRequestTrace {
+  readonly traceId: string;
+  readonly context: string;
+  readonly receivedAt: number;
 }
 
 export class UpstreamInbound {
@@ -409,6 +415,11 @@ export class UpstreamInbound {
     }
   }
 
+  /**
+   * A server's request to a client: attributed to a session (`#attribute`), traced in the context
+   * of the call that caused it, and handed to that client under a gateway id; a request nobody can
+   * be found for is answered by the gateway (`#unattributed`).
+   */
   #request(
     link: Link,
     request: JsonRpcRequest,
@@ -432,35 +443,45 @@ export class UpstreamInbound {
         correlation: cause?.parent ? [cause.parent.tag.upstreamTraceId] : undefined,
       }),
     );
-    if (!session) {
-      if (request.method === 'ping') {
-        // Nobody in particular to ask: the gateway itself is alive, which is what ping checks.
-        this.#o.links.answer(link, request.id, { result: {} }, context, receivedAt, traceId);
-        return;
-      }
-      this.#o.metrics.inc('server_requests_unattributed_total', {
-        upstream: link.name,
-        method: request.method,
-      });
-      this.#o.logger.warn(
-        { upstream: link.name, method: request.method },
-        'cannot tell which client session a server request is for',
-      );
-      this.#o.links.answer(
-        link,
-        request.id,
-        {
-          error: gatewayError(
-            SbErrorCode.Unroutable,
-            'the gateway cannot tell which client session this request is for (several share this upstream); use sharing: pooled (or per-session) for this upstream',
-          ),
-        },
-        context,
-        receivedAt,
-        traceId,
-      );
+    const trace = { traceId, context, receivedAt };
+    if (!session) this.#unattributed(link, request, trace);
+    else this.#toClient(link, request, session, cause?.parent, trace);
+  }
+
+  /**
+   * A server request no session could be found for: a ping is answered by the gateway (it is alive,
+   * which is what ping checks); anything else gets `SB_UNROUTABLE`.
+   */
+  #unattributed(link: Link, request: JsonRpcRequest, trace: ServerRequestTrace): void {
+    const { traceId, context, receivedAt } = trace;
+    if (request.method === 'ping') {
+      this.#o.links.answer(link, request.id, { result: {} }, context, receivedAt, traceId);
       return;
     }
+    this.#o.metrics.inc('server_requests_unattributed_total', {
+      upstream: link.name,
+      method: request.method,
+    });
+    this.#o.logger.warn(
+      { upstream: link.name, method: request.method },
+      'cannot tell which client session a server request is for',
+    );
+    const error = gatewayError(
+      SbErrorCode.Unroutable,
+      'the gateway cannot tell which client session this request is for (several share this upstream); use sharing: pooled (or per-session) for this upstream',
+    );
+    this.#o.links.answer(link, request.id, { error }, context, receivedAt, traceId);
+  }
+
+  /** Opens the server request in the table and hands it to the session's client, under a gateway id. */
+  #toClient(
+    link: Link,
+    request: JsonRpcRequest,
+    session: Session<ClientCall>,
+    parent: ClientRequestEntry<ClientTag> | undefined,
+    trace: ServerRequestTrace,
+  ): void {
+    const { traceId, context, receivedAt } = trace;
     const downTraceId = newEnvelopeId();
     const token = progressTokenOf(request);
     const opened = this.#o.table.openServerRequest({
@@ -475,28 +496,16 @@ export class UpstreamInbound {
         downTraceId,
         context,
         upstream: link.name,
-        ...(cause?.parent ? { parentUpstreamId: cause.parent.upstreamId } : {}),
+        ...(parent ? { parentUpstreamId: parent.upstreamId } : {}),
       },
     });
     if (!opened.ok) {
-      this.#o.links.answer(
-        link,
-        request.id,
-        {
-          error: {
-            code: JsonRpcCode.InvalidRequest,
-            message: `Invalid Request: id ${JSON.stringify(request.id)} is already in use by a request in flight`,
-          },
-        },
-        context,
-        receivedAt,
-        traceId,
-      );
+      this.#o.links.answer(link, request.id, { error: idInUse(request.id) }, context, receivedAt, traceId);
       return;
     }
     const down: JsonRpcRequest = { ...request, id: opened.entry.downstreamId };
-    const delivery: Delivery = cause?.parent
-      ? { kind: 'related', request: cause.parent.downstreamId }
+    const delivery: Delivery = parent
+      ? { kind: 'related', request: parent.downstreamId }
       : { kind: 'unrelated' };
     this.#o.deliver(session, down, delivery, {
       id: downTraceId,
