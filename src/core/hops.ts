@@ -29,7 +29,7 @@ export interface HopSessionSource {
   readonly transportContext: TransportContext;
 }
 
-/** The upstream link a hop crosses. */
+/** The link a hop crosses (`name`: its upstream's). */
 export interface HopLink {
   readonly name: string;
   readonly transportContext: TransportContext;
@@ -102,7 +102,7 @@ export function clientInHop(
 }
 
 /**
- * A message the gateway wrote to an upstream link, on behalf of `session` (or of the session the
+ * A message the gateway wrote to a link, on behalf of `session` (or of the session the
  * table remembers as `sessionKey`; neither for the gateway's own requests).
  */
 export function toUpstreamHop(

@@ -1,11 +1,12 @@
 /**
- * The link registry: every live connection to an upstream server the router knows (a **link**;
- * the **upstream** is the configured server behind it, by name), its state, the traffic queued
- * while it starts, who waits for it to be ready, and the one way a message is written to it.
+ * The link registry: every link the router knows, its state, the traffic queued while it starts,
+ * who waits for it to be ready, and the one way a message is written to it. A **link** is the
+ * router's handle on one connection to an upstream; the **upstream** is the configured server
+ * behind it, by name (one upstream may have several links: per session, per pooled child).
  *
  * A link is `starting` (queued traffic waits), `ready`, or `down` (for good). A restarted
- * upstream's new connection is attached under the same id: what clients sent during the backoff
- * stays queued for it. The registry knows nothing of calls: what becomes of a request that could
+ * connection is attached to the same link (same id): what clients sent during the backoff stays
+ * queued for it. The registry knows nothing of calls: what becomes of a request that could
  * not be written is the router's (`LinkRegistryOptions.unsent`).
  */
 
@@ -33,7 +34,7 @@ import { wallNow } from './trace-mapping.js';
 /** Where a link is in its life. */
 export type LinkState = 'ready' | 'starting' | 'down';
 
-/** One live connection to an upstream, as the router keeps it. */
+/** A link: the router's handle on one connection to an upstream, and that connection. */
 export interface Link {
   readonly id: LinkId;
   /** The upstream's configured name (what logs, metrics and the trace call it). */
@@ -94,12 +95,6 @@ export class LinkRegistry {
   /** The link with this id, whatever its state, if it was ever attached. */
   get(id: LinkId): Link | undefined {
     return this.#links.get(id);
-  }
-
-  /** The link with this id if it can take traffic now or once started (not `down`). */
-  usable(id: LinkId): Link | undefined {
-    const link = this.#links.get(id);
-    return link && link.state !== 'down' ? link : undefined;
   }
 
   /** Every link ever attached (down ones too). */

@@ -54,7 +54,7 @@ export interface InboundMeta {
   readonly relatedUpstreamId?: RequestId;
 }
 
-/** Why an upstream connection ended, as its transport reports it (`onclose`). */
+/** Why a link's connection ended, as its transport reports it (`onclose`). */
 export interface UpstreamClose {
   /** A human-readable reason, for logs and the errors clients get. */
   readonly reason: string;
@@ -181,7 +181,7 @@ export interface SessionHost {
 
 /** What an upstream supervisor says when it attaches a connection as a link. */
 export interface AddLink {
-  /** The link's id (stable across restarts of the same upstream connection slot). */
+  /** The link's id (kept across restarts: a restarted connection is attached under the same id). */
   readonly id: LinkId;
   /** The upstream's name, as the configuration names it. */
   readonly name: string;

@@ -1,5 +1,6 @@
 /**
- * The router: the one place where client sessions, upstream links and the correlation table meet.
+ * The router: the one place where client sessions, links (connections to upstreams) and the
+ * correlation table meet.
  *
  * Transports hand it parsed client messages (`handleClientMessage`) and raw upstream text
  * (`handleUpstreamText`); it decides, with a `RequestResolver`, where each message goes, rewrites
@@ -213,7 +214,8 @@ export class Router implements SessionHost, LinkHost {
   // ---------------------------------------------------------------- links
 
   /**
-   * Attaches an upstream connection as `id` (replacing a dead one with the same id after a restart).
+   * Attaches a connection to an upstream as link `id` (after a restart, the new connection takes
+   * the place of the dead one under the same id).
    * A link added in state `starting` queues client traffic until `setLinkReady`.
    */
   addLink(params: AddLink): void {
@@ -251,7 +253,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   /**
-   * The upstream connection behind `id` is gone. Every client request in flight on it is answered
+   * Link `id`'s connection is gone. Every client request in flight on it is answered
    * with an error at once (never a hang), the gateway's own requests are rejected, and the clients
    * are told that the server's requests to them are cancelled.
    */
