@@ -34,7 +34,7 @@ export interface ClientCall {
   done: boolean;
   /** How many times the resolver answered `pending` for this call (it is routed once, at most). */
   pendingRoutes?: number;
-  /** Set once the call no longer counts in `callsInFlight` (see `#callEnded`). */
+  /** Set once the call no longer counts in `callsInFlight` (see `CallFinisher.ended`). */
   ended?: boolean;
 }
 
