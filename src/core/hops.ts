@@ -29,7 +29,7 @@ export interface HopSessionSource {
   readonly transportContext: TransportContext;
 }
 
-/** The upstream link a hop crosses. */
+/** The link a hop crosses (`name`: its upstream's). */
 export interface HopLink {
   readonly name: string;
   readonly transportContext: TransportContext;
@@ -102,7 +102,7 @@ export function clientInHop(
 }
 
 /**
- * A message the gateway wrote to an upstream link, on behalf of `session` (or of the session the
+ * A message the gateway wrote to a link, on behalf of `session` (or of the session the
  * table remembers as `sessionKey`; neither for the gateway's own requests).
  */
 export function toUpstreamHop(
@@ -153,6 +153,16 @@ export interface ToClientResult {
   readonly upstream?: string | undefined;
   readonly resultAt?: number | undefined;
   readonly resultIsError?: boolean | undefined;
+}
+
+/** How a message the gateway sends to a client is traced (`toClientHop`'s base and result). */
+export interface ToClientTrace extends ToClientResult {
+  /** The hop's trace id. */
+  readonly id: string;
+  readonly correlation: readonly string[];
+  readonly context: string;
+  /** When what caused it reached the gateway (monotonic milliseconds). */
+  readonly receivedAt: number;
 }
 
 /** A message the gateway wrote to a client session, on the session's transport. */
