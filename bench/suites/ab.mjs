@@ -308,7 +308,9 @@ export default {
     );
     lines.push('', `HTTP errors over the run: ${errors.join(', ')}.`, '');
 
-    const keyRows = rows.filter((r) => /p50|req\/s/.test(r.name));
+    // p99 is left out of the targets: over a few seconds a handful of slow calls move it more than
+    // any change does. CPU per call is in: the load moves it least.
+    const keyRows = rows.filter((r) => !r.name.endsWith('p99'));
     const targets = keyRows.map((r) => ({
       target: `${r.name}: no loss outside the run's spread`,
       measured: `${fmtRatio(median(r.ratios))} (${r.verdict.text})`,
