@@ -132,15 +132,29 @@ function spread(values, fmt) {
 }
 
 /**
- * The verdict of one row: is the after build's median within the before build's min–max over the
- * rounds? `higherIsBetter` says which side of it is a loss.
+ * The verdict of one row. A paired design has two spreads of its own: how far the before build's
+ * rounds lie apart, and how the paired ratios scatter around 1. The after build is outside the
+ * run's spread when its median lies beyond the before build's min–max over the rounds, or when it
+ * is on the same side of the before build in every round (the ratios' min–max leaves out 1).
+ * `higherIsBetter` says which side is a loss.
  */
 export function verdict(before, after, higherIsBetter) {
   const [lo, hi] = range(before);
   const m = median(after);
-  if (m >= lo && m <= hi) return { outside: false, loss: false, text: 'within the run’s spread' };
-  const better = higherIsBetter ? m > hi : m < lo;
-  return { outside: true, loss: !better, text: `outside it (${better ? 'better' : 'worse'})` };
+  const ratios = before.map((v, i) => after[i] / v);
+  const every = (test) => ratios.length > 1 && ratios.every(test);
+  const side = (worse) => {
+    const beyond = worse === higherIsBetter ? m < lo : m > hi;
+    const allRounds = every((r) => (worse === higherIsBetter ? r < 1 : r > 1));
+    if (!beyond && !allRounds) return undefined;
+    const why = [beyond ? 'beyond the before build’s range' : '', allRounds ? 'in every round' : ''];
+    return `outside it (${worse ? 'worse' : 'better'}: ${why.filter(Boolean).join(', ')})`;
+  };
+  const worse = side(true);
+  if (worse) return { outside: true, loss: true, text: worse };
+  const better = side(false);
+  if (better) return { outside: true, loss: false, text: better };
+  return { outside: false, loss: false, text: 'within the run’s spread' };
 }
 
 export default {
@@ -278,8 +292,9 @@ export default {
       `\`tools/call echo\` each, in alternating batches of ${stdioPlan.batch}. HTTP: one \`switchboard serve\` of each build for the run, one`,
       `session each (the http suite's client); per round and C one window per build (${warmupMs} ms warm-up, ${durationMs} ms measured).`,
       'Cells: median over rounds <sub>(min–max over rounds)</sub>. Ratio: after ÷ before within each round, then the median.',
-      'Verdict: "within the run’s spread" when the after build’s median lies within the before build’s min–max over the rounds;',
-      '"outside it" otherwise, better or worse. CPU is that of the gateway process (without its upstream child), per call.',
+      'Verdict: "outside it" when the after build’s median lies beyond the before build’s min–max over the rounds, or when the',
+      'after build is on the same side of the before build in every round (the ratios’ min–max leaves out 1); else "within the',
+      'run’s spread". CPU is that of the gateway process (without its upstream child), per call.',
       '',
       `| figure | ${builds[0].label} | ${builds[1].label} | after ÷ before | verdict |`,
       '|---|---|---|---|---|',
