@@ -1,10 +1,12 @@
 /**
  * Where two JSON values differ, as a short list of JSON paths (`$.arguments.message`,
  * `$.items[2]`, `$["a b"]`): what the error for an unmatched replay request shows, so a reader sees
- * at once which argument changed. Deterministic: members in sorted order, arrays index by index, so
+ * at once which argument changed. A recorded `[REDACTED]` (a secret the recorder cut) differs from
+ * no value: the live client's secret is not the tape's business. Deterministic: members in sorted order, arrays index by index, so
  * the same two values always give the same list.
  */
 import type { JsonValue } from '../../audit/canonical-json.js';
+import { REDACTED } from '../../audit/redaction.js';
 
 /** One difference: the path, and the value on each side (`undefined`: absent on that side). */
 export interface JsonDifference {
@@ -54,6 +56,8 @@ function walk(
     return;
   }
   if (recorded === got) return;
+  // A value the recorder cut as a secret stands for whatever the live client sends there.
+  if (recorded === REDACTED && got !== undefined) return;
   if (recorded !== undefined && got !== undefined && JSON.stringify(recorded) === JSON.stringify(got)) return;
   out.push(difference(path, recorded, got));
 }

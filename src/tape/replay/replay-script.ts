@@ -8,25 +8,11 @@
  * carried it. A server→client request's recorded answer is the client's line whose `re` names it.
  */
 import type { JsonObject, JsonRpcMessage, JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
+import type { Tape, TapeMessage } from '../tape-format.js';
 import type { RecordedRequest } from './tape-matcher.js';
 
-/** The parts of a tape line the replay reads (the tape format's `TapeMessage`). */
-export interface ReplayLine {
-  readonly seq: number;
-  readonly t: number;
-  readonly dir: 'c2s' | 's2c';
-  readonly message: JsonRpcMessage;
-  readonly re?: number;
-}
-
-/** The parts of a tape the replay reads (the tape format's `Tape`). */
-export interface ReplayTape {
-  readonly header: {
-    readonly protocolVersion: string;
-    readonly server: { readonly initialize: JsonObject };
-  };
-  readonly messages: readonly ReplayLine[];
-}
+/** A tape line, as the replay reads it. */
+export type ReplayLine = TapeMessage;
 
 /** One thing the server said during a call. */
 export interface ScriptStep {
@@ -76,7 +62,7 @@ function progressTokenOf(message: JsonRpcMessage): unknown {
 }
 
 /** Reads `tape` as calls (see the file comment). */
-export function buildScript(tape: ReplayTape): ReplayScript {
+export function buildScript(tape: Tape): ReplayScript {
   type Building = { request: ScriptCall['request']; steps: ScriptStep[]; response?: ReplayLine };
   const calls = new Map<number, Building>();
   const serverRequests = new Map<number, { call: Building; index: number }>();

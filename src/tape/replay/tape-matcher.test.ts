@@ -262,3 +262,30 @@ describe('noMatchError', () => {
     });
   });
 });
+
+describe('TapeMatcher, recorded secrets', () => {
+  it('a recorded [REDACTED] matches whatever the live client sends there', () => {
+    const matcher = new TapeMatcher(
+      [
+        {
+          seq: 1,
+          method: 'tools/call',
+          params: { name: 'login', arguments: { token: '[REDACTED]', user: 'ann' } },
+        },
+      ],
+      'strict',
+    );
+    expect(
+      matcher.match('tools/call', { name: 'login', arguments: { token: 'sk-live-123', user: 'bob' } }),
+    ).toMatchObject({
+      kind: 'miss',
+      closest: { differences: [{ path: '$.arguments.user', recorded: 'ann', got: 'bob' }] },
+    });
+    expect(
+      matcher.match('tools/call', { name: 'login', arguments: { token: 'sk-live-123', user: 'ann' } }),
+    ).toMatchObject({
+      kind: 'hit',
+      seq: 1,
+    });
+  });
+});

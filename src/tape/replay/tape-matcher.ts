@@ -22,10 +22,14 @@
  * `resources/list`, `resources/templates/list`) stand outside the order in every mode: they match
  * whenever their key is recorded, any number of times, the first unused one first, then the last.
  *
+ * A recorded value `[REDACTED]` (a secret the recorder cut) matches any value the live client sends
+ * in its place, so a tape recorded without `--keep-secrets` still answers the request.
+ *
  * A miss names the closest recorded request and how it differs, which the replay turns into the
  * `SB_TAPE_NO_MATCH` error.
  */
 import type { JsonValue } from '../../audit/canonical-json.js';
+import { REDACTED } from '../../audit/redaction.js';
 import { diffSize, type JsonDifference, jsonPathDiff } from './json-path-diff.js';
 import { normaliseParams, requestKey } from './request-key.js';
 
@@ -79,6 +83,8 @@ interface Entry {
   readonly key: string;
   readonly params: JsonValue | undefined;
   readonly reusable: boolean;
+  /** The recorded params hold a `[REDACTED]` secret, which matches any value (`json-path-diff.ts`). */
+  readonly wildcard: boolean;
   used: boolean;
 }
 
@@ -104,6 +110,7 @@ export class TapeMatcher {
         key: requestKey(r.method, r.params),
         params: normaliseParams(r.params),
         reusable: reusable(r.method),
+        wildcard: JSON.stringify(r.params ?? null).includes(JSON.stringify(REDACTED)),
         used: false,
       }));
     this.#ordered = this.#entries.filter((e) => !e.reusable);
@@ -121,9 +128,10 @@ export class TapeMatcher {
   /** Decides which recorded request answers `method` with `params`, and marks it answered. */
   match(method: string, params: unknown): MatchOutcome {
     const key = requestKey(method, params);
-    const same = this.#entries.filter((e) => e.key === key);
+    const got = normaliseParams(params);
+    const same = this.#entries.filter((e) => this.#same(e, key, method, got));
     if (same.length > 0 && same.every((e) => e.reusable)) return this.#take(same, true);
-    if (this.#mode === 'strict') return this.#strict(key, method, params);
+    if (this.#mode === 'strict') return this.#strict(key, method, params, got);
     const unused = same.filter((e) => !e.used);
     if (unused.length > 0) return this.#take(unused, false);
     if (same.length > 0) {
@@ -151,14 +159,19 @@ export class TapeMatcher {
     };
   }
 
-  #strict(key: string, method: string, params: unknown): MatchOutcome {
+  /** Whether recorded `e` is the request `key` (equal keys, or equal but for recorded secrets). */
+  #same(e: Entry, key: string, method: string, got: JsonValue | undefined): boolean {
+    return e.key === key || (e.wildcard && e.method === method && diffSize(e.params, got) === 0);
+  }
+
+  #strict(key: string, method: string, params: unknown, got: JsonValue | undefined): MatchOutcome {
     const expected = this.#ordered[this.#next];
-    if (expected && expected.key === key) {
+    if (expected && this.#same(expected, key, method, got)) {
       expected.used = true;
       this.#next++;
       return { kind: 'hit', seq: expected.seq, reused: false };
     }
-    const later = this.#ordered.slice(this.#next).some((e) => e.key === key);
+    const later = this.#ordered.slice(this.#next).some((e) => this.#same(e, key, method, got));
     const closest = expected ?? this.#nearest(method, params, () => true);
     return {
       kind: 'miss',

@@ -1,0 +1,162 @@
+/**
+ * Issue 23, `switchboard tape replay`: a session with server-everything is recorded with
+ * `switchboard tape record` (tools, a long call with progress, a resource read, a prompt, a
+ * sampling request the client answers); then the official SDK clients run the same session against
+ * `tape replay` over stdio and over Streamable HTTP (a 2025 session client, and a 2026-07-28
+ * client), and must see what they saw live: the same results, the same progress, the same sampling
+ * request. A request the tape does not hold gets -32011 naming the closest recorded request.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, EVERYTHING, tempDir } from './support/cli.js';
+import { answerSampling, runScenario, type ScenarioOutcome } from './support/tape-scenario.js';
+
+function newClient(): { client: Client; asked: unknown[] } {
+  const client = new Client({ name: 'tape-test', version: '1.0.0' }, { capabilities: { sampling: {} } });
+  return { client, asked: answerSampling(client) };
+}
+
+function replayOverStdio(tape: string, options: readonly string[] = []): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'tape', 'replay', tape, '--speed', '0', ...options],
+    env: process.env as Record<string, string>,
+    stderr: 'pipe',
+  });
+}
+
+/** Starts `tape replay --http --port 0` and resolves with its URL once it listens. */
+function replayOverHttp(
+  tape: string,
+  options: readonly string[] = [],
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'tape', 'replay', tape, '--http', '--port', '0', '--speed', '0', ...options],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+      const found = /serving .* on (http:\/\/\S+\/mcp)/.exec(err);
+      if (found) resolve({ url: found[1] as string, child });
+    });
+    child.on('exit', (code) => reject(new Error(`replay exited ${code}: ${err}`)));
+  });
+}
+
+let dir: string;
+let tape: string;
+let live: ScenarioOutcome;
+
+beforeAll(async () => {
+  dir = tempDir('switchboard-tape-replay-');
+  tape = join(dir, 'everything.tape.jsonl');
+  const { client, asked } = newClient();
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'tape', 'record', '-o', tape, '--', process.execPath, EVERYTHING, 'stdio'],
+      env: process.env as Record<string, string>,
+      stderr: 'pipe',
+    }),
+  );
+  live = await runScenario(client, asked);
+  await client.close();
+  // The recorder writes the tape when its client has gone.
+  for (let i = 0; i < 100; i++) {
+    try {
+      if (readFileSync(tape, 'utf8').includes('"kind":"end"')) break;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}, 60_000);
+
+describe('tape replay', () => {
+  it('the recorded session is what the test needs (progress and a sampling request)', () => {
+    expect(live.progress.length).toBe(3);
+    expect(live.samplingRequests.length).toBe(1);
+  });
+
+  it('over stdio, the v1 SDK client sees what it saw live', async () => {
+    const { client, asked } = newClient();
+    await client.connect(replayOverStdio(tape));
+    const replayed = await runScenario(client, asked);
+    await client.close();
+    expect(replayed).toEqual(live);
+  });
+
+  it('over Streamable HTTP, a 2025 session client sees what it saw live', async () => {
+    const { url, child } = await replayOverHttp(tape);
+    try {
+      const { client, asked } = newClient();
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      const replayed = await runScenario(client, asked);
+      await client.close();
+      expect(replayed).toEqual(live);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('over Streamable HTTP, a 2026-07-28 client gets the same results and progress', async () => {
+    const { url, child } = await replayOverHttp(tape);
+    try {
+      const client = new ModernClient(
+        { name: 'tape-modern', version: '1.0.0' },
+        { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+      );
+      await client.connect(new ModernTransport(new URL(url)));
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const echo = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
+      expect(echo.content).toEqual((live.echo as { content: unknown }).content);
+      const progress: unknown[] = [];
+      const long = await client.callTool(
+        { name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
+        {
+          onprogress: (p: { progress: number; total?: number }) =>
+            progress.push({ progress: p.progress, total: p.total }),
+        },
+      );
+      expect(long.content).toEqual((live.long as { content: unknown }).content);
+      expect(progress).toEqual(live.progress);
+      const resource = await client.readResource({ uri: 'demo://resource/static/document/architecture.md' });
+      expect(resource.contents).toEqual((live.resource as { contents: unknown }).contents);
+      await client.close();
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('a request the tape does not hold gets -32011 naming the closest recorded request', async () => {
+    const { client } = newClient();
+    await client.connect(replayOverStdio(tape));
+    const error = await client.callTool({ name: 'echo', arguments: { message: 'not on the tape' } }).then(
+      () => undefined,
+      (e: unknown) => e as { code: number; message: string; data: unknown },
+    );
+    await client.close();
+    expect(error?.code).toBe(-32011);
+    expect(error?.message).toContain('closest recorded request: #');
+    expect(error?.message).toContain('$.arguments.message: recorded "hello tape", got "not on the tape"');
+    expect(error?.data).toMatchObject({
+      code: 'SB_TAPE_NO_MATCH',
+      reason: 'not-recorded',
+      closest: { method: 'tools/call' },
+    });
+  });
+});
