@@ -7,7 +7,7 @@
  * request. A request the tape does not hold gets -32011 naming the closest recorded request.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   Client as ModernClient,
@@ -18,7 +18,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, EVERYTHING, tempDir } from './support/cli.js';
-import { answerSampling, runScenario, type ScenarioOutcome } from './support/tape-scenario.js';
+import {
+  answerSampling,
+  runScenario,
+  SAMPLING_ANSWER,
+  type ScenarioOutcome,
+  wireProgress,
+} from './support/tape-scenario.js';
 
 function newClient(): { client: Client; asked: unknown[] } {
   const client = new Client({ name: 'tape-test', version: '1.0.0' }, { capabilities: { sampling: {} } });
@@ -60,6 +66,10 @@ function replayOverHttp(
 let dir: string;
 let tape: string;
 let live: ScenarioOutcome;
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
 
 beforeAll(async () => {
   dir = tempDir('switchboard-tape-replay-');
@@ -118,24 +128,36 @@ describe('tape replay', () => {
     try {
       const client = new ModernClient(
         { name: 'tape-modern', version: '1.0.0' },
-        { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+        { capabilities: { sampling: {} }, versionNegotiation: { mode: 'auto' } },
       );
-      await client.connect(new ModernTransport(new URL(url)));
+      const asked: unknown[] = [];
+      client.setRequestHandler('sampling/createMessage', async (request) => {
+        asked.push(request.params);
+        return SAMPLING_ANSWER;
+      });
+      const transport = new ModernTransport(new URL(url));
+      await client.connect(transport);
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       const echo = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
       expect(echo.content).toEqual((live.echo as { content: unknown }).content);
-      const progress: unknown[] = [];
+      const progress = wireProgress(transport);
       const long = await client.callTool(
         { name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
-        {
-          onprogress: (p: { progress: number; total?: number }) =>
-            progress.push({ progress: p.progress, total: p.total }),
-        },
+        { onprogress: () => {} },
       );
       expect(long.content).toEqual((live.long as { content: unknown }).content);
       expect(progress).toEqual(live.progress);
       const resource = await client.readResource({ uri: 'demo://resource/static/document/architecture.md' });
       expect(resource.contents).toEqual((live.resource as { contents: unknown }).contents);
+      // The recorded sampling request comes as input_required; the SDK answers it and retries.
+      const sampling = await client.callTool({
+        name: 'trigger-sampling-request',
+        arguments: { prompt: 'six times seven?' },
+      });
+      expect(sampling.content).toEqual((live.sampling as { content: unknown }).content);
+      expect(asked.map((p) => ({ ...(p as object), _meta: undefined }))).toEqual(
+        live.samplingRequests.map((p) => ({ ...(p as object), _meta: undefined })),
+      );
       await client.close();
     } finally {
       child.kill('SIGTERM');
