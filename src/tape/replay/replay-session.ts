@@ -36,9 +36,16 @@ export interface Scheduler {
   clearTimeout(handle: unknown): void;
 }
 
+/**
+ * Node's timers; a wait of 0 is `setImmediate` (a `setTimeout` of 0 waits at least 1 ms, which would
+ * be most of a replayed round trip at `--speed 0`).
+ */
 export const realScheduler: Scheduler = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  setTimeout: (fn, ms) => (ms > 0 ? setTimeout(fn, ms) : setImmediate(fn)),
+  clearTimeout: (handle) => {
+    clearTimeout(handle as NodeJS.Timeout);
+    clearImmediate(handle as NodeJS.Immediate);
+  },
 };
 
 export interface ReplaySessionOptions {
