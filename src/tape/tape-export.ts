@@ -11,10 +11,11 @@
  *
  * The server's `initialize` answer: on `switchboard stdio` the client's handshake passes through,
  * so the session holds it. On `serve` the gateway initializes each upstream link itself, in its
- * own session (`gateway`): the export takes that link's last handshake before the session began
- * and puts its three messages first (timed at the session's start), so the tape replays as the
- * server was when the session talked to it. Nothing is redacted again: a trace kept `redacted`
- * already went through the redactor, and the `[REDACTED]` values it left are listed in the header.
+ * own session (`gateway`): the export takes that link's last handshake before the session began,
+ * and the notifications the server sent on its own after it, and puts them first (timed at the
+ * session's start), so the tape replays as the server was when the session talked to it. Secret-shaped values are cut as `tape record` cuts
+ * them (`redactor`); a trace kept `redacted` already went through the same rules, and the
+ * `[REDACTED]` values it left are listed in the header as `trace-redacted`.
  */
 import { REDACTED } from '../audit/redaction.js';
 import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
@@ -24,6 +25,7 @@ import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 import type { TraceRecord, TraceStore } from '../trace/types.js';
 import type { Tape, TapeIncomplete, TapeRedaction, TapeSource } from './tape-format.js';
 import { buildTape, ContextCalls, upstreamSide } from './tape-recorder.js';
+import type { MessageRedactor } from './tape-redaction.js';
 import type { TapeEntry } from './tape-writer.js';
 
 /** The session of the gateway's own traffic with its upstreams (their handshakes). */
@@ -35,6 +37,11 @@ export interface ExportOptions {
   /** The upstream whose side is exported; required when the session talked to several. */
   readonly upstream?: string;
   readonly allowIncomplete?: boolean;
+  /**
+   * Cuts secret-shaped values as `tape record` does (undefined: kept). A trace kept `full` holds
+   * them as they passed, and a tape is a file people commit, so the command cuts them by default.
+   */
+  readonly redactor?: MessageRedactor;
   /** Where the header says the tape came from (the trace's path, the gateway's version). */
   readonly source: Omit<TapeSource, 'via' | 'session' | 'context' | 'upstream'>;
 }
@@ -78,7 +85,11 @@ function redactedPaths(value: unknown, path: string, out: string[]): void {
     redactedPaths(child, `${path}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, out);
 }
 
-/** The upstream `name`'s last handshake in the gateway's own session before `before` (epoch ms). */
+/**
+ * The upstream `name`'s last handshake in the gateway's own session before `before` (epoch ms),
+ * followed by the notifications the server sent on its own after it (`list_changed` and the
+ * like) until `before`: what the server had said on the link when the session began.
+ */
 function linkHandshake(store: Pick<TraceStore, 'session'>, name: string, before: number): TraceRecord[] {
   const own = store.session(GATEWAY_SESSION).filter((r) => upstreamSide(hopOf(r), name) !== undefined);
   let start = -1;
@@ -92,12 +103,13 @@ function linkHandshake(store: Pick<TraceStore, 'session'>, name: string, before:
   const id = request.envelope.payload.id;
   const out = [request];
   for (const r of own.slice(start + 1)) {
+    if (r.receivedAt > before) break;
     const p = r.envelope.payload;
-    if (upstreamSide(hopOf(r), name) === 's2c' && !('method' in p) && p.id === id) out.push(r);
-    else if (upstreamSide(hopOf(r), name) === 'c2s' && p.method === 'notifications/initialized') {
-      out.push(r);
-      break;
-    }
+    const side = upstreamSide(hopOf(r), name);
+    const answer = side === 's2c' && !('method' in p) && p.id === id;
+    const initialized = side === 'c2s' && p.method === 'notifications/initialized';
+    const unprompted = side === 's2c' && typeof p.method === 'string' && !('id' in p);
+    if (answer || initialized || unprompted) out.push(r);
   }
   return out;
 }
@@ -213,5 +225,5 @@ export function exportTape(
     ...(session !== undefined ? { session } : { session: target.split('/')[0] as string, context: target }),
     upstream,
   };
-  return buildTape(entries, { source, incomplete, redactions }, undefined);
+  return buildTape(entries, { source, incomplete, redactions }, options.redactor);
 }

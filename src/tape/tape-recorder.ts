@@ -45,10 +45,12 @@ export function upstreamSide(
 export class ContextCalls {
   readonly #calls = new Map<string, number>();
 
-  /** Records a `c2s` request's context; returns the `re` of any other message from its context. */
+  /** Records the context of a `c2s` request that opened a call (`seq`: its line). */
   note(dir: TapeDirection, message: JsonRpcMessage, context: string | undefined, seq: number): void {
     if (context === undefined) return;
-    if (dir === 'c2s' && 'method' in message && 'id' in message) this.#calls.set(context, seq);
+    // A session-level context (no `/`: the session's own, or the gateway's) is no call's.
+    if (dir === 'c2s' && 'method' in message && 'id' in message && context.includes('/'))
+      this.#calls.set(context, seq);
   }
 
   /** The seq of the client call a server message in `context` belongs to, if any. */

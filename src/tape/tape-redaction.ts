@@ -65,8 +65,15 @@ function diff(
   if (typeof before !== 'object' || before === null || typeof after !== 'object' || after === null) return;
   if (Array.isArray(before)) {
     const list = after as unknown[];
-    for (let i = 0; i < before.length; i += 1)
-      diff(before[i], list[i], pointer(path, String(i)), cuts, isSecretKey);
+    // A `[name, value]` pair with a secret name (a header list) loses its value, as a member would.
+    const pair =
+      before.length === 2 && typeof before[0] === 'string' && isSecretKey(before[0]) && list[1] === REDACTED;
+    for (let i = 0; i < before.length; i += 1) {
+      const at = pointer(path, String(i));
+      if (pair && i === 1 && before[1] !== REDACTED && before[1] !== null && before[1] !== undefined)
+        cuts.push({ path: at, rule: 'secret-name' });
+      else diff(before[i], list[i], at, cuts, isSecretKey);
+    }
     return;
   }
   const keys = Object.keys(before);

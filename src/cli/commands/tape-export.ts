@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { exportTape } from '../../tape/tape-export.js';
+import { createMessageRedactor } from '../../tape/tape-redaction.js';
 import { writeTape, writeTapeFile } from '../../tape/tape-writer.js';
 import { SqliteTraceStore } from '../../trace/sqlite-trace-store.js';
 import { ioOf } from '../command-io.js';
@@ -21,6 +22,7 @@ interface ExportOptions {
   trace?: string;
   upstream?: string;
   allowIncomplete?: boolean;
+  keepSecrets?: boolean;
 }
 
 export function registerTapeExport(tape: Command): void {
@@ -40,6 +42,10 @@ export function registerTapeExport(tape: Command): void {
     .option('--trace <path>', 'the trace database (default: <data-dir>/trace.db)')
     .option('--upstream <name>', 'the upstream whose side to export, when the session talked to several')
     .option('--allow-incomplete', 'write the tape even when some outputs are missing (listed in its header)')
+    .option(
+      '--keep-secrets',
+      'keep secret-shaped values a trace kept in full (by default they are cut, as by tape record)',
+    )
     .option(
       '--data-dir <dir>',
       'where the gateway keeps its data (env SWITCHBOARD_DATA_DIR; default the per-user state directory)',
@@ -65,6 +71,7 @@ export function registerTapeExport(tape: Command): void {
           target,
           ...(options.upstream === undefined ? {} : { upstream: options.upstream }),
           allowIncomplete: options.allowIncomplete === true,
+          ...(options.keepSecrets === true ? {} : { redactor: createMessageRedactor() }),
           source: { trace: path, gateway: `switchboard ${readPackageVersion()}` },
         });
         if (options.output === undefined) io.out(writeTape(tapeValue));
