@@ -13,6 +13,7 @@ import {
   Client as ModernClient,
   StreamableHTTPClientTransport as ModernTransport,
 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -159,6 +160,57 @@ describe('tape replay', () => {
         live.samplingRequests.map((p) => ({ ...(p as object), _meta: undefined })),
       );
       await client.close();
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('over stdio, a v2 SDK client (era auto) falls back to the recorded session era and gets the same answers', async () => {
+    const client = new ModernClient(
+      { name: 'tape-modern-stdio', version: '1.0.0' },
+      { capabilities: { sampling: {} }, versionNegotiation: { mode: 'auto' } },
+    );
+    const asked: unknown[] = [];
+    client.setRequestHandler('sampling/createMessage', async (request) => {
+      asked.push(request.params);
+      return SAMPLING_ANSWER;
+    });
+    const transport = new ModernStdioTransport({
+      command: process.execPath,
+      args: [CLI, 'tape', 'replay', tape, '--speed', '0'],
+      env: process.env as Record<string, string>,
+      stderr: 'pipe',
+    });
+    await client.connect(transport);
+    try {
+      // The tape's server spoke a session-era revision: discover is refused as it refused it.
+      expect(client.getNegotiatedProtocolVersion()).not.toBe('2026-07-28');
+      const echo = await client.callTool({ name: 'echo', arguments: { message: 'hello tape' } });
+      expect(echo.content).toEqual((live.echo as { content: unknown }).content);
+      const sampling = await client.callTool({
+        name: 'trigger-sampling-request',
+        arguments: { prompt: 'six times seven?' },
+      });
+      expect(sampling.content).toEqual((live.sampling as { content: unknown }).content);
+      expect(asked).toEqual(live.samplingRequests);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('over HTTP, each session has its own replay: an answer used in one is still there for the next', async () => {
+    const { url, child } = await replayOverHttp(tape);
+    try {
+      const echo = { name: 'echo', arguments: { message: 'hello tape' } };
+      const first = newClient().client;
+      await first.connect(new StreamableHTTPClientTransport(new URL(url)));
+      expect((await first.callTool(echo)).content).toEqual((live.echo as { content: unknown }).content);
+      // The tape holds one such call: mode match answers it once per replay.
+      await expect(first.callTool(echo)).rejects.toMatchObject({ code: -32011 });
+      const second = newClient().client;
+      await second.connect(new StreamableHTTPClientTransport(new URL(url)));
+      expect((await second.callTool(echo)).content).toEqual((live.echo as { content: unknown }).content);
+      await Promise.all([first.close(), second.close()]);
     } finally {
       child.kill('SIGTERM');
     }
