@@ -7,7 +7,7 @@
  * request. A request the tape does not hold gets -32011 naming the closest recorded request.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   Client as ModernClient,
@@ -15,10 +15,11 @@ import {
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, EVERYTHING, tempDir } from './support/cli.js';
+import { CLI, EVERYTHING, runCli, tempDir } from './support/cli.js';
 import {
   answerSampling,
   runScenario,
@@ -214,6 +215,27 @@ describe('tape replay', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+
+  it('over the 2024-11-05 HTTP+SSE transport, the v1 SDK client sees what it saw live', async () => {
+    const { url, child } = await replayOverHttp(tape);
+    try {
+      const { client, asked } = newClient();
+      await client.connect(new SSEClientTransport(new URL(url.replace(/\/mcp$/, '/sse'))));
+      const replayed = await runScenario(client, asked);
+      await client.close();
+      expect(replayed).toEqual(live);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('refuses a tape it cannot read, naming the line (exit 2)', async () => {
+    const bad = join(dir, 'bad.tape.jsonl');
+    writeFileSync(bad, '{"tape":1,"kind":"header"\n');
+    const result = await runCli(['tape', 'replay', bad]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/bad\.tape\.jsonl:1: /);
   });
 
   it('a request the tape does not hold gets -32011 naming the closest recorded request', async () => {
