@@ -3,11 +3,12 @@
  * server said during the call (progress, log lines, requests to the client with the client's
  * recorded answers), in order with their recorded times. Built once per replay; immutable.
  *
- * Ties come from the lines' `re` (a response's request; a message sent during a call: that call's
- * request); a progress notification without `re` is tied by its progress token to the request that
- * carried it. A server→client request's recorded answer is the client's line whose `re` names it.
+ * Ties are the lines' `re`, read through the tape's own calls index (`tape-calls.ts`): a response's
+ * request; a message sent during a call, that call's request (the recorder ties progress by its
+ * token). A server→client request's recorded answer is the client's line whose `re` names it.
  */
-import type { JsonObject, JsonRpcMessage, JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
+import type { JsonObject, JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
+import { callsOf } from '../tape-calls.js';
 import type { Tape, TapeMessage } from '../tape-format.js';
 import type { RecordedRequest } from './tape-matcher.js';
 
@@ -49,53 +50,25 @@ export const LIST_METHODS: ReadonlySet<string> = new Set([
   'resources/templates/list',
 ]);
 
-function isRequest(message: JsonRpcMessage): message is JsonRpcRequest {
-  return 'method' in message && 'id' in message;
-}
-
-function progressTokenOf(message: JsonRpcMessage): unknown {
-  if (!('method' in message)) return undefined;
-  const params = message.params as
-    | { _meta?: { progressToken?: unknown }; progressToken?: unknown }
-    | undefined;
-  return message.method === 'notifications/progress' ? params?.progressToken : params?._meta?.progressToken;
-}
-
 /** Reads `tape` as calls (see the file comment). */
 export function buildScript(tape: Tape): ReplayScript {
-  type Building = { request: ScriptCall['request']; steps: ScriptStep[]; response?: ReplayLine };
-  const calls = new Map<number, Building>();
-  const serverRequests = new Map<number, { call: Building; index: number }>();
-  const byToken = new Map<string, Building>();
-  for (const line of tape.messages) {
-    const message = line.message;
-    if (line.dir === 'c2s') {
-      if (isRequest(message)) {
-        const call: Building = { request: line as ScriptCall['request'], steps: [] };
-        calls.set(line.seq, call);
-        const token = progressTokenOf(message);
-        if (token !== undefined) byToken.set(JSON.stringify(token), call);
-        continue;
-      }
-      // The client's answer to a server request.
-      if (!('method' in message) && line.re !== undefined) {
-        const asked = serverRequests.get(line.re);
-        if (asked)
-          asked.call.steps[asked.index] = { ...(asked.call.steps[asked.index] as ScriptStep), answer: line };
-      }
-      continue;
-    }
-    const token = progressTokenOf(message);
-    const call =
-      (line.re === undefined ? undefined : calls.get(line.re)) ??
-      (token === undefined ? undefined : byToken.get(JSON.stringify(token)));
-    if (!call) continue;
-    if (!('method' in message)) {
-      if (call.response === undefined) call.response = line;
-      continue;
-    }
-    call.steps.push({ line });
-    if (isRequest(message)) serverRequests.set(line.seq, { call, index: call.steps.length - 1 });
+  // The client's recorded answer to each server→client request: the server's "calls" and their answers.
+  const answers = new Map<number, ReplayLine>();
+  for (const asked of callsOf(tape, 's2c'))
+    if (asked.response) answers.set(asked.request.seq, asked.response);
+  const calls = new Map<number, ScriptCall>();
+  for (const call of callsOf(tape, 'c2s')) {
+    const steps = call.during
+      .filter((line) => line.dir === 's2c' && 'method' in line.message)
+      .map((line): ScriptStep => {
+        const answer = answers.get(line.seq);
+        return answer ? { line, answer } : { line };
+      });
+    calls.set(call.request.seq, {
+      request: call.request as ScriptCall['request'],
+      steps,
+      ...(call.response ? { response: call.response } : {}),
+    });
   }
   const requests = [...calls.values()]
     .filter((c) => !HANDSHAKE_METHODS.has(c.request.message.method))
