@@ -83,6 +83,18 @@ describe('ReplaySession', () => {
     expect(sent[0]?.message).toEqual({ jsonrpc: '2.0', id: 'live-0', result: script.initialize });
   });
 
+  it('answers initialize of a 2026-07-28 tape in the session era the client asked for', async () => {
+    const { initializeAnswer } = await import('./replay-session.js');
+    const recorded = {
+      protocolVersion: '2026-07-28',
+      capabilities: { tools: {} },
+      serverInfo: { name: 's', version: '1' },
+    };
+    expect(initializeAnswer(recorded, '2025-06-18')).toEqual({ ...recorded, protocolVersion: '2025-06-18' });
+    expect(initializeAnswer(recorded, 'nonsense')).toEqual({ ...recorded, protocolVersion: '2025-11-25' });
+    expect(initializeAnswer(script.initialize, '2025-03-26')).toBe(script.initialize);
+  });
+
   it('answers identical requests in recorded order, then refuses with the closest one named', () => {
     const { clock, sent, session } = replay('match');
     session.receive(call(7, 'echo', { message: 'hi' }));

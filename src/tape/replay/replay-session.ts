@@ -24,6 +24,7 @@ import { SbErrorCode } from '../../errors/switchboard-error.js';
 import { gatewayError } from '../../errors/to-jsonrpc-error.js';
 import { JsonRpcCode } from '../../protocol/jsonrpc/codes.js';
 import type { JsonObject, JsonRpcMessage, JsonRpcRequest, RequestId } from '../../protocol/jsonrpc/types.js';
+import { MCP_REVISIONS, MODERN_REVISION, negotiateLegacyRevision } from '../../protocol/mcp/revisions.js';
 import { jsonPathDiff } from './json-path-diff.js';
 import { noMatchError } from './no-match-error.js';
 import { LIST_METHODS, type ReplayScript, type ScriptCall, type ScriptStep } from './replay-script.js';
@@ -79,6 +80,17 @@ function objectParams(params: JsonObject | readonly unknown[] | undefined): Json
   return params !== undefined && !Array.isArray(params) ? (params as JsonObject) : {};
 }
 
+/**
+ * The answer to a live `initialize`: the recorded server's result as it was, except that a tape of
+ * a 2026-07-28 server (whose "initialize" the recorder made from its discover result) names the
+ * session-era revision the client asked for, or the latest one, since a client that sends
+ * `initialize` cannot speak 2026-07-28.
+ */
+export function initializeAnswer(recorded: JsonObject, requested: unknown): JsonObject {
+  if (recorded.protocolVersion !== MODERN_REVISION) return recorded;
+  return { ...recorded, protocolVersion: negotiateLegacyRevision(requested, MCP_REVISIONS) };
+}
+
 /** Methods answered from the tape any number of times (lists, and a 2026-07-28 server's discover). */
 export function isReusable(method: string): boolean {
   return LIST_METHODS.has(method) || method === 'server/discover';
@@ -128,7 +140,11 @@ export class ReplaySession {
 
   #request(request: JsonRpcRequest): void {
     if (request.method === 'initialize') {
-      this.#later(() => this.#o.send({ jsonrpc: '2.0', id: request.id, result: this.#o.script.initialize }));
+      const result = initializeAnswer(
+        this.#o.script.initialize,
+        objectParams(request.params).protocolVersion,
+      );
+      this.#later(() => this.#o.send({ jsonrpc: '2.0', id: request.id, result }));
       return;
     }
     if (request.method === 'ping') {
