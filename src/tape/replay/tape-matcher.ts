@@ -95,6 +95,9 @@ export class TapeMatcher {
   #next = 0;
   /** The entries that take part in the order (not reusable), in tape order. */
   readonly #ordered: readonly Entry[];
+  /** The entries by key (those with a recorded secret apart: they are compared one by one). */
+  readonly #byKey = new Map<string, Entry[]>();
+  readonly #wildcards: Entry[] = [];
 
   constructor(
     recorded: readonly RecordedRequest[],
@@ -114,6 +117,10 @@ export class TapeMatcher {
         used: false,
       }));
     this.#ordered = this.#entries.filter((e) => !e.reusable);
+    for (const e of this.#entries) {
+      if (e.wildcard) this.#wildcards.push(e);
+      else this.#byKey.set(e.key, [...(this.#byKey.get(e.key) ?? []), e]);
+    }
   }
 
   get mode(): MatchMode {
@@ -129,7 +136,7 @@ export class TapeMatcher {
   match(method: string, params: unknown): MatchOutcome {
     const key = requestKey(method, params);
     const got = normaliseParams(params);
-    const same = this.#entries.filter((e) => this.#same(e, key, method, got));
+    const same = this.#sameAs(key, method, got);
     if (same.length > 0 && same.every((e) => e.reusable)) return this.#take(same, true);
     if (this.#mode === 'strict') return this.#strict(key, method, params, got);
     const unused = same.filter((e) => !e.used);
@@ -159,6 +166,13 @@ export class TapeMatcher {
     };
   }
 
+  /** The recorded requests that are request `key`, in tape order. */
+  #sameAs(key: string, method: string, got: JsonValue | undefined): Entry[] {
+    const exact = this.#byKey.get(key) ?? [];
+    const secret = this.#wildcards.filter((e) => this.#same(e, key, method, got));
+    return secret.length === 0 ? exact : [...exact, ...secret].sort((a, b) => a.seq - b.seq);
+  }
+
   /** Whether recorded `e` is the request `key` (equal keys, or equal but for recorded secrets). */
   #same(e: Entry, key: string, method: string, got: JsonValue | undefined): boolean {
     return e.key === key || (e.wildcard && e.method === method && diffSize(e.params, got) === 0);
@@ -171,7 +185,9 @@ export class TapeMatcher {
       this.#next++;
       return { kind: 'hit', seq: expected.seq, reused: false };
     }
-    const later = this.#ordered.slice(this.#next).some((e) => this.#same(e, key, method, got));
+    const later = this.#sameAs(key, method, got).some(
+      (e) => !e.reusable && this.#ordered.indexOf(e) >= this.#next,
+    );
     const closest = expected ?? this.#nearest(method, params, () => true);
     return {
       kind: 'miss',
