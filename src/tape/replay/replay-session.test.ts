@@ -223,4 +223,16 @@ describe('ReplaySession', () => {
     clock.advance(1000);
     expect(sent).toEqual([]);
   });
+
+  it('with Node timers, close() clears both kinds of wait (immediate at speed 0, timeout at speed 1)', async () => {
+    for (const speed of [0, 1]) {
+      const sent: unknown[] = [];
+      const session = new ReplaySession({ script, mode: 'match', speed, send: (m) => sent.push(m) });
+      session.receive(call('c1', 'slow', { steps: 2 }, { progressToken: 1 }));
+      session.receive(call('c2', 'echo', { message: 'hi' }));
+      session.close();
+      await new Promise((r) => setTimeout(r, 150));
+      expect(sent).toEqual([]);
+    }
+  });
 });

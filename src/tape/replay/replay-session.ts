@@ -37,15 +37,20 @@ export interface Scheduler {
   clearTimeout(handle: unknown): void;
 }
 
+type RealTimer = { readonly timeout: NodeJS.Timeout } | { readonly immediate: NodeJS.Immediate };
+
 /**
  * Node's timers; a wait of 0 is `setImmediate` (a `setTimeout` of 0 waits at least 1 ms, which would
  * be most of a replayed round trip at `--speed 0`).
  */
 export const realScheduler: Scheduler = {
-  setTimeout: (fn, ms) => (ms > 0 ? setTimeout(fn, ms) : setImmediate(fn)),
+  setTimeout: (fn, ms): RealTimer =>
+    ms > 0 ? { timeout: setTimeout(fn, ms) } : { immediate: setImmediate(fn) },
   clearTimeout: (handle) => {
-    clearTimeout(handle as NodeJS.Timeout);
-    clearImmediate(handle as NodeJS.Immediate);
+    // Each kind to its own clear: Node's clearImmediate given a Timeout would corrupt its queue.
+    const timer = handle as RealTimer;
+    if ('timeout' in timer) clearTimeout(timer.timeout);
+    else clearImmediate(timer.immediate);
   },
 };
 
