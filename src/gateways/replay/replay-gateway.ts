@@ -181,6 +181,7 @@ export class HttpReplay {
     if (link === undefined) return;
     const tape = this.#links.get(link);
     this.#links.delete(link);
+    if (tape) this.#o.logger.info({ session: key, unanswered: tape.remaining }, 'replay of a session ended');
     void tape?.close();
   }
 
