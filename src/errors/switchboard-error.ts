@@ -26,6 +26,10 @@ export const SbErrorCode = {
   Cancelled: 'SB_CANCELLED',
   ShuttingDown: 'SB_SHUTTING_DOWN',
   TraceStore: 'SB_TRACE_STORE',
+  /** A tape that cannot be read (the message names the file and the line). */
+  TapeInvalid: 'SB_TAPE_INVALID',
+  /** A tape export whose trace kept digests, not payloads, for some calls (`--allow-incomplete`). */
+  TapeIncomplete: 'SB_TAPE_INCOMPLETE',
   Internal: 'SB_INTERNAL',
 } as const;
 

@@ -25,6 +25,8 @@ const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
   SB_CANCELLED: JsonRpcCode.RequestCancelled,
   SB_SHUTTING_DOWN: JsonRpcCode.ShuttingDown,
   SB_TRACE_STORE: JsonRpcCode.InternalError,
+  SB_TAPE_INVALID: JsonRpcCode.InternalError,
+  SB_TAPE_INCOMPLETE: JsonRpcCode.InternalError,
   SB_INTERNAL: JsonRpcCode.InternalError,
 };
 
