@@ -74,6 +74,8 @@ class TapeRun {
   readonly #log: { t: number; dir: 'c2s' | 's2c'; message: JsonRpcMessage }[] = [];
   readonly #missing: number[] = [];
   #closed: string | undefined;
+  /** The tape is played: the close that follows is the checker's own, not the server going away. */
+  #done = false;
   #wake: (() => void)[] = [];
 
   constructor(tape: CheckTape, transport: UpstreamTransport, options: TapeCheckerOptions) {
@@ -87,7 +89,7 @@ class TapeRun {
     const t = this.#transport;
     t.onmessage = (text) => this.#receive(text);
     t.onclose = (close) => {
-      this.#closed ??= close.reason;
+      if (!this.#done) this.#closed ??= close.reason;
       this.#notify();
     };
     t.onerror = () => undefined;
@@ -100,6 +102,7 @@ class TapeRun {
       if (this.#closed !== undefined) break;
       await this.#play(line);
     }
+    this.#done = true;
     await t.close().catch(() => undefined);
     return {
       answers: this.#answers,

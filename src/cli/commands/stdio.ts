@@ -103,7 +103,7 @@ export function urlUpstreamName(url: URL): string {
 }
 
 /** `--url`: an http or https URL. */
-function parseUpstreamUrl(value: string): string {
+export function parseUpstreamUrl(value: string): string {
   let url: URL;
   try {
     url = new URL(value);

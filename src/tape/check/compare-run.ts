@@ -26,6 +26,7 @@ import {
 import { withoutTransportMeta } from '../transport-meta.js';
 import { type Difference, type DiffRules, diffJson } from './answer-diff.js';
 import { type CheckTape, progressTokenOf, responseLineOf, targetOf } from './check-tape-view.js';
+import { parsePointerPattern } from './json-pointer-pattern.js';
 
 /** A server→client request the live server made, and the recorded one it was paired with. */
 export interface LiveServerRequest {
@@ -72,6 +73,8 @@ export interface CheckReport {
   readonly items: readonly CheckItem[];
   readonly compared: number;
   readonly differing: number;
+  /** Calls not compared because the tape does not hold their answers whole (`incomplete`). */
+  readonly skipped: number;
   /** Why the server went away before the end, if it did. */
   readonly closed?: string;
 }
@@ -93,14 +96,28 @@ export function compareRun(tape: CheckTape, run: LiveRun, rules: DiffRules): Che
   const why =
     run.closed === undefined ? 'no answer within the timeout' : `the server went away (${run.closed})`;
   const recordedProgress = countRecordedProgress(tape);
+  const incomplete = new Set((tape.header.incomplete ?? []).map((i) => i.seq));
+  /** The rules for comparing line `seq`: plus the paths its recorder cut as secrets. */
+  const rulesFor = (seq: number): DiffRules => {
+    const cut = (tape.header.redactions ?? [])
+      .filter((r) => r.seq === seq)
+      .map((r) => parsePointerPattern(r.path));
+    return cut.length === 0 ? rules : { ...rules, ignore: [...(rules.ignore ?? []), ...cut] };
+  };
+  let skipped = 0;
   for (const line of tape.messages) {
     const m = line.message;
     if (!isRequest(m)) continue;
     const target = targetOf(m);
     const about = { seq: line.seq, method: m.method, ...(target === undefined ? {} : { target }) };
     if (line.dir === 'c2s') {
-      const recorded = responseLineOf(tape, line)?.message;
-      if (recorded === undefined || !isResponse(recorded)) continue; // cancelled, or the tape ends first
+      const answer = responseLineOf(tape, line);
+      const recorded = answer?.message;
+      if (answer === undefined || recorded === undefined || !isResponse(recorded)) continue; // cancelled, or the tape ends first
+      if (incomplete.has(line.seq) || incomplete.has(answer.seq)) {
+        skipped += 1;
+        continue;
+      }
       const live = run.answers.get(line.seq);
       if (live === undefined) {
         items.push({
@@ -112,7 +129,7 @@ export function compareRun(tape: CheckTape, run: LiveRun, rules: DiffRules): Che
         });
         continue;
       }
-      const differences = diffJson(comparableAnswer(recorded), comparableAnswer(live), rules);
+      const differences = diffJson(comparableAnswer(recorded), comparableAnswer(live), rulesFor(answer.seq));
       items.push({
         kind: 'answer',
         ...about,
@@ -144,7 +161,7 @@ export function compareRun(tape: CheckTape, run: LiveRun, rules: DiffRules): Che
         });
         continue;
       }
-      const differences = diffJson(comparableRequest(m), comparableRequest(live), rules);
+      const differences = diffJson(comparableRequest(m), comparableRequest(live), rulesFor(line.seq));
       items.push({
         kind: 'server-request',
         ...about,
@@ -170,6 +187,7 @@ export function compareRun(tape: CheckTape, run: LiveRun, rules: DiffRules): Che
     items,
     compared: items.length,
     differing,
+    skipped,
     ...(run.closed === undefined ? {} : { closed: run.closed }),
   };
 }
