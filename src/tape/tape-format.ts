@@ -40,7 +40,7 @@ export interface TapeSource {
 export interface TapeRedaction {
   /** The message line's `seq`. */
   readonly seq: number;
-  /** JSON Pointer (RFC 6901) into that line's `message`, of the string that was changed. */
+  /** JSON Pointer (RFC 6901) into that line (so it starts with `/message`), of the value that was changed. */
   readonly path: string;
   /** The rule that matched (a secret pattern's name, or `member-name` for a secret-named member). */
   readonly rule: string;

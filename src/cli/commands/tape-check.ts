@@ -56,16 +56,9 @@ export function defaultUpdatePath(file: string): string {
   return dot > slash + 1 ? `${file.slice(0, dot)}.updated${file.slice(dot)}` : `${file}.updated`;
 }
 
-/** The `tape` group: the one tape-core registers, else a new one (this file may land first). */
-function tapeGroup(program: Command): Command {
-  return (
-    program.commands.find((c) => c.name() === 'tape') ??
-    program.command('tape').summary('record, replay and check MCP sessions as tapes (JSON Lines)')
-  );
-}
-
-export function registerTapeCheckCommand(program: Command): void {
-  const command = tapeGroup(program)
+/** Registers `tape check` on the `tape` group (`tape.ts`). */
+export function registerTapeCheck(tape: Command): void {
+  const command = tape
     .command('check')
     .summary('play a tape against a live server and report every answer that differs')
     .description(
