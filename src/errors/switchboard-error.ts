@@ -22,6 +22,8 @@ export const SbErrorCode = {
   SelfApproval: 'SB_SELF_APPROVAL',
   AuditUnavailable: 'SB_AUDIT_UNAVAILABLE',
   LimitExceeded: 'SB_LIMIT_EXCEEDED',
+  /** `tape replay`: a request the tape holds no answer for (the error names the closest recorded one). */
+  TapeNoMatch: 'SB_TAPE_NO_MATCH',
   Unauthorized: 'SB_UNAUTHORIZED',
   Cancelled: 'SB_CANCELLED',
   ShuttingDown: 'SB_SHUTTING_DOWN',

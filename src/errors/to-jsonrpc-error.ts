@@ -21,6 +21,7 @@ const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
   SB_SELF_APPROVAL: JsonRpcCode.Unauthorized,
   SB_AUDIT_UNAVAILABLE: JsonRpcCode.AuditUnavailable,
   SB_LIMIT_EXCEEDED: JsonRpcCode.LimitExceeded,
+  SB_TAPE_NO_MATCH: JsonRpcCode.TapeNoMatch,
   SB_UNAUTHORIZED: JsonRpcCode.Unauthorized,
   SB_CANCELLED: JsonRpcCode.RequestCancelled,
   SB_SHUTTING_DOWN: JsonRpcCode.ShuttingDown,
