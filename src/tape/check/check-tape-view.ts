@@ -18,7 +18,10 @@ export interface CheckTape {
   readonly header: {
     readonly server: { readonly initialize: JsonObject };
     readonly client?: { readonly initialize: JsonObject };
-    /** Values the recorder cut (secrets): not compared, since the live side has them whole. */
+    /**
+     * Values the recorder cut (secrets; `path` points into the line, `/message/...`): not
+     * compared, since the live side has them whole.
+     */
     readonly redactions?: readonly { readonly seq: number; readonly path: string }[];
     /** Lines whose payload the tape does not hold whole (an export of digests): not compared. */
     readonly incomplete?: readonly { readonly seq: number }[];

@@ -5,7 +5,7 @@
  *
  * - An answer to a client request is compared as `{result}` or `{error}` (the JSON-RPC `id` and
  *   `jsonrpc` never), with the transport members of `result._meta` taken out
- *   (`transport-meta.ts`), under the rules (`--ignore` paths, volatile values). No live answer
+ *   (replay's rule, `replay/request-key.ts`), under the rules (`--ignore` paths, volatile values). No live answer
  *   within the timeout: `missing`.
  * - A server→client request the tape holds is compared by its `params` (transport `_meta` out);
  *   one the live server never made is `missing`, one the tape cannot answer is `unexpected`.
@@ -23,10 +23,10 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc/types.js';
-import { withoutTransportMeta } from '../transport-meta.js';
+import { normaliseParams } from '../replay/request-key.js';
 import { type Difference, type DiffRules, diffJson } from './answer-diff.js';
 import { type CheckTape, progressTokenOf, responseLineOf, targetOf } from './check-tape-view.js';
-import { parsePointerPattern } from './json-pointer-pattern.js';
+import { literalPointer } from './json-pointer-pattern.js';
 
 /** A server→client request the live server made, and the recorded one it was paired with. */
 export interface LiveServerRequest {
@@ -79,14 +79,18 @@ export interface CheckReport {
   readonly closed?: string;
 }
 
-/** The comparable part of an answer: `{result}` without transport `_meta`, or `{error}`. */
+/**
+ * The comparable part of an answer: `{result}` without transport `_meta`, or `{error}`. The
+ * transport members are replay's own rule (`replay/request-key.ts`, `isIgnoredMeta`), applied to
+ * `result` as it is to `params`: checking and replay agree on what is noise.
+ */
 export function comparableAnswer(message: JsonRpcResponse): Record<string, unknown> {
-  return 'error' in message ? { error: message.error } : { result: withoutTransportMeta(message.result) };
+  return 'error' in message ? { error: message.error } : { result: normaliseParams(message.result) ?? {} };
 }
 
 /** The comparable part of a request: `{params}` without transport `_meta`. */
 function comparableRequest(message: JsonRpcRequest): Record<string, unknown> {
-  return message.params === undefined ? {} : { params: withoutTransportMeta(message.params) };
+  return { params: normaliseParams(message.params) ?? {} };
 }
 
 /** Compares `run` with `tape` under `rules` (see the module comment). */
@@ -100,8 +104,8 @@ export function compareRun(tape: CheckTape, run: LiveRun, rules: DiffRules): Che
   /** The rules for comparing line `seq`: plus the paths its recorder cut as secrets. */
   const rulesFor = (seq: number): DiffRules => {
     const cut = (tape.header.redactions ?? [])
-      .filter((r) => r.seq === seq)
-      .map((r) => parsePointerPattern(r.path));
+      .filter((r) => r.seq === seq && r.path.startsWith('/message/'))
+      .map((r) => literalPointer(r.path.slice('/message'.length)));
     return cut.length === 0 ? rules : { ...rules, ignore: [...(rules.ignore ?? []), ...cut] };
   };
   let skipped = 0;

@@ -38,3 +38,12 @@ export function matchesPattern(pattern: PointerPattern, segments: readonly strin
   }
   return true;
 }
+
+/** A plain RFC 6901 pointer as a pattern without wildcards (a `*` segment is a member named `*`). */
+export function literalPointer(text: string): PointerPattern {
+  if (text === '') return [];
+  return text
+    .slice(1)
+    .split('/')
+    .map((raw) => raw.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
