@@ -61,6 +61,7 @@ class TapeRun {
   readonly #transport: UpstreamTransport;
   readonly #options: TapeCheckerOptions;
   readonly #start = performance.now();
+  readonly #startedAt = Date.now();
   /** Client requests sent and not answered: live id key → the request's recorded seq. */
   readonly #pending = new Map<string, number>();
   /** Progress tokens sent → the recorded seq of their request. */
@@ -109,6 +110,7 @@ class TapeRun {
       progress: this.#progress,
       serverRequests: this.#serverRequests,
       missing: this.#missing,
+      startedAt: this.#startedAt,
       log: this.#log,
       ...(this.#closed === undefined ? {} : { closed: this.#closed }),
     };

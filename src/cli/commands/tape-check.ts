@@ -19,6 +19,7 @@ import { updatedTape } from '../../tape/check/updated-tape.js';
 import { volatilePredicate } from '../../tape/check/volatile-values.js';
 import type { Tape, TapeSource } from '../../tape/tape-format.js';
 import { readTape } from '../../tape/tape-reader.js';
+import { createMessageRedactor } from '../../tape/tape-redaction.js';
 import { writeTapeFile } from '../../tape/tape-writer.js';
 import { HttpUpstreamTransport } from '../../transports/http/upstream/http-upstream.js';
 import { childEnvironment } from '../../transports/stdio/child-env.js';
@@ -43,6 +44,7 @@ interface CheckOptions {
   update?: boolean;
   output?: string;
   force?: boolean;
+  keepSecrets?: boolean;
   json?: boolean;
   verbose?: boolean;
   maxMessageBytes: number;
@@ -104,6 +106,10 @@ export function registerTapeCheck(tape: Command): void {
     )
     .option('-o, --output <file>', 'with --update: where to write the new tape')
     .option('--force', 'with --update: overwrite the output file if it exists')
+    .option(
+      '--keep-secrets',
+      'with --update: keep secret-shaped values in the new tape (cut and listed by default, as tape record does)',
+    )
     .option('--json', 'print the report as one JSON object')
     .option('--verbose', 'list the answers that are the same too')
     .option(
@@ -139,8 +145,8 @@ export function registerTapeCheck(tape: Command): void {
       );
       return;
     }
-    if (!options.update && (options.output !== undefined || options.force)) {
-      fail('-o and --force go with --update');
+    if (!options.update && (options.output !== undefined || options.force || options.keepSecrets)) {
+      fail('-o, --force and --keep-secrets go with --update');
       return;
     }
     let tape: Tape;
@@ -175,7 +181,7 @@ export function registerTapeCheck(tape: Command): void {
         logger,
         metrics,
       });
-      source = { via: 'record', url: url.href, gateway };
+      source = { via: 'record', url: url.href, upstream: urlUpstreamName(url), gateway };
     } else {
       const cmd = server as string;
       transport = new ChildProcessTransport({
@@ -189,7 +195,7 @@ export function registerTapeCheck(tape: Command): void {
         metrics,
         shutdownGraceMs: 500,
       });
-      source = { via: 'record', command: [cmd, ...args], gateway };
+      source = { via: 'record', command: [cmd, ...args], upstream: defaultUpstreamName(cmd, args), gateway };
     }
     const run = await runTapeCheck(tape, transport, { timeoutMs: options.timeout });
     const report = compareRun(tape, run, {
@@ -199,7 +205,8 @@ export function registerTapeCheck(tape: Command): void {
     io.out(options.json ? reportJson(report) : renderReport(report, { verbose: options.verbose === true }));
     if (output !== undefined) {
       try {
-        writeTapeFile(output, updatedTape(tape.header, run, source, new Date()));
+        const redactor = options.keepSecrets === true ? undefined : createMessageRedactor();
+        writeTapeFile(output, updatedTape(run, source, redactor));
         io.err(`wrote ${output}\n`);
       } catch (error) {
         fail(`cannot write ${output}: ${error instanceof Error ? error.message : String(error)}`);

@@ -43,6 +43,8 @@ export interface LiveRun {
   readonly serverRequests: readonly LiveServerRequest[];
   /** Seqs of requests (client's or server's) given up on: the wait timed out or the server went. */
   readonly missing: readonly number[];
+  /** When the run began (epoch milliseconds). */
+  readonly startedAt: number;
   /** Every message, in order, as sent and received (`t`: ms since the run began). */
   readonly log: readonly {
     readonly t: number;

@@ -1,51 +1,35 @@
 /**
- * The tape `tape check --update` writes: the live run as a recording, through the one tape
- * builder (`tape-writer.ts`), so it is read, replayed and checked like any recorded tape. The
- * header is the live server's: its `initialize` result and revision, `recordedAt` now, and where
- * it came from (`via: record`, the command or URL checked). A server→client request made while
+ * The tape `tape check --update` writes: the live run as a recording, built the way `tape record`
+ * builds one (`tape-recorder.ts`'s `buildTape`: the one tape builder, the header's handshake read
+ * from the messages, secret-shaped values cut and listed unless the caller passes no redactor), so
+ * it is read, replayed and checked like any recorded tape. A server→client request made while
  * exactly one client call was open is tied to that call (`re`).
  */
-import type { JsonObject } from '../../protocol/jsonrpc/types.js';
 import { isRequest, isResponse } from '../../protocol/jsonrpc/types.js';
-import type { Tape, TapeHeader, TapeSource } from '../tape-format.js';
-import { TapeBuilder } from '../tape-writer.js';
+import type { Tape, TapeSource } from '../tape-format.js';
+import { buildTape } from '../tape-recorder.js';
+import type { MessageRedactor } from '../tape-redaction.js';
+import type { TapeEntry } from '../tape-writer.js';
 import type { LiveRun } from './compare-run.js';
 
-/** A new tape from `run`, keeping what `recorded`'s header says of the client. */
-export function updatedTape(recorded: TapeHeader, run: LiveRun, source: TapeSource, now: Date): Tape {
-  const builder = new TapeBuilder();
-  const open = new Set<number>();
-  let initialize: JsonObject | undefined;
-  for (const entry of run.log) {
+/** A new tape from `run` (its messages timed from `run.startedAt`), redacted by `redactor` when given. */
+export function updatedTape(run: LiveRun, source: TapeSource, redactor: MessageRedactor | undefined): Tape {
+  const entries: TapeEntry[] = [];
+  /** Client requests not answered yet: id JSON → their seq (1-based, the entry's index + 1). */
+  const open = new Map<string, number>();
+  for (const [i, entry] of run.log.entries()) {
     const m = entry.message;
+    const seq = i + 1;
     let re: number | undefined;
-    if (entry.dir === 's2c' && isRequest(m) && open.size === 1) re = [...open][0];
-    const line = builder.add({
+    if (entry.dir === 's2c' && isRequest(m) && open.size === 1) re = [...open.values()][0];
+    if (entry.dir === 'c2s' && isRequest(m)) open.set(JSON.stringify(m.id), seq);
+    if (entry.dir === 's2c' && isResponse(m)) open.delete(JSON.stringify(m.id));
+    entries.push({
       dir: entry.dir,
       message: m,
-      at: entry.t,
+      at: run.startedAt + entry.t,
       ...(re === undefined ? {} : { re }),
     });
-    if (entry.dir === 'c2s' && isRequest(m)) open.add(line.seq);
-    if (entry.dir === 's2c' && isResponse(m) && line.re !== undefined) {
-      open.delete(line.re);
-      const request = builder.messages[line.re - 1]?.message;
-      if (request !== undefined && 'method' in request && request.method === 'initialize' && 'result' in m)
-        initialize = m.result as JsonObject;
-    }
   }
-  const serverInitialize = initialize ?? recorded.server.initialize;
-  const version = serverInitialize.protocolVersion;
-  const header: TapeHeader = {
-    tape: recorded.tape,
-    kind: 'header',
-    recordedAt: now.toISOString(),
-    source,
-    protocolVersion: typeof version === 'string' ? version : recorded.protocolVersion,
-    server: { initialize: serverInitialize },
-    ...(recorded.client === undefined ? {} : { client: recorded.client }),
-    redactions: [],
-    incomplete: [],
-  };
-  return builder.tape(header);
+  return buildTape(entries, { source }, redactor);
 }
