@@ -229,6 +229,27 @@ describe('tape record and tape export of the same calls against server-everythin
     expect(normaliseTape(other)).toEqual(normaliseTape(tape));
   });
 
+  it('records a remote server with --url (here: serve, in front of server-everything)', async () => {
+    const file = join(dir, 'remote.tape.jsonl');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'tape', 'record', '-o', file, '--url', serve.url],
+      stderr: 'ignore',
+    });
+    const client = newClient();
+    await client.connect(transport);
+    const echo = await client.callTool({ name: 'echo', arguments: { message: 'over http' } });
+    expect(echo.content).toEqual([{ type: 'text', text: 'Echo: over http' }]);
+    await client.close();
+    await waitFor(file);
+    const remote = readTapeFile(file);
+    expect(remote.header.source).toMatchObject({ via: 'record', url: serve.url });
+    expect(remote.header.server.initialize).toHaveProperty('serverInfo');
+    const methods = remote.messages.map((m) => ('method' in m.message ? m.message.method : 'answer'));
+    expect(methods.slice(0, 3)).toEqual(['initialize', 'answer', 'notifications/initialized']);
+    expect(JSON.stringify(remote.messages)).toContain('Echo: over http');
+  });
+
   it('refuses to export a redacted trace, listing the incomplete calls, unless --allow-incomplete', async () => {
     const dataDir = tempDir('switchboard-tape-redacted-');
     const transport = new StdioClientTransport({
