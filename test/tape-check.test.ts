@@ -155,6 +155,30 @@ describe('tape check against a stdio server', () => {
     expect(readFileSync(updated, 'utf8')).toContain('"Echo: hello tape"');
   });
 
+  it('reports every answer missing, with the reason, when the server exits or never answers', async () => {
+    const gone = await runCli(['tape', 'check', tapeFile, '--', process.execPath, '-e', 'process.exit(3)']);
+    expect(gone.code).toBe(1);
+    expect(gone.stdout).toMatch(/^MISSING {2}answer to initialize \(seq 1\): the server went away \(.*\)$/m);
+    expect(gone.stdout).toMatch(/^the server went away before the end: .*$/m);
+    // A call without its answer is one finding; its progress is not judged on its own.
+    expect(gone.stdout).toMatch(/^FAILED: 10 of 10 differ \(9 answers, 1 server requests, 0 progress/m);
+    const silent = await runCli([
+      'tape',
+      'check',
+      tapeFile,
+      '--timeout',
+      '300',
+      '--',
+      process.execPath,
+      '-e',
+      'process.stdin.resume()',
+    ]);
+    expect(silent.code).toBe(1);
+    expect(silent.stdout).toMatch(
+      /^MISSING {2}answer to initialize \(seq 1\): no answer within the timeout$/m,
+    );
+  });
+
   it('refuses a broken tape, naming its line, with exit 2', async () => {
     const lines = readFileSync(tapeFile, 'utf8').split('\n');
     const broken = join(dir, 'broken.tape.jsonl');
