@@ -213,8 +213,41 @@ describe('tape check --url', () => {
     expect(r.stdout).toContain('none differs');
   });
 
+  it('passes against the 2026-07-28 server a tape was recorded from through tape record --url', async () => {
+    modern ??= await startHttpFixture('modernServer');
+    const recorded = join(dir, 'modern.recorded.tape.jsonl');
+    const session = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } },
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { message: 'modern' } },
+      },
+    ];
+    const rec = await runCli(['tape', 'record', '-o', recorded, '--url', modern.url], {
+      input: session.map((m) => `${JSON.stringify(m)}\n`).join(''),
+    });
+    expect(rec.code, rec.stderr).toBe(0);
+    // The tape holds the requests as the server got them, with the 2026-07-28 envelope the
+    // gateway's transport added; the checker sends them as the 2025 client did.
+    expect(readFileSync(recorded, 'utf8')).toContain('io.modelcontextprotocol/protocolVersion');
+    const r = await runCli(['tape', 'check', recorded, '--url', modern.url, '--verbose']);
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(
+      /^ok: 3 compared \(3 answers, 0 server requests, 0 progress sequences\), none differs$/m,
+    );
+  });
+
   it('checks a 2026-07-28 server: differences first, then the updated tape passes', async () => {
-    modern = await startHttpFixture('modernServer');
+    modern ??= await startHttpFixture('modernServer');
     const handWritten = join(dir, 'modern.tape.jsonl');
     const init = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } };
     const serverInit = {

@@ -32,6 +32,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../protocol/jsonrpc/types.js';
+import { isModernMetaKey, withoutMetaMembers } from '../protocol/mcp/reserved-meta.js';
 import {
   type CheckLine,
   type CheckTape,
@@ -75,6 +76,8 @@ class TapeRun {
   readonly #log: { t: number; dir: 'c2s' | 's2c'; message: JsonRpcMessage }[] = [];
   readonly #missing: number[] = [];
   #closed: string | undefined;
+  /** The tape holds a 2025 handshake (`initialize`), so its client was session-based. */
+  readonly #handshake: boolean;
   /** The tape is played: the close that follows is the checker's own, not the server going away. */
   #done = false;
   #wake: (() => void)[] = [];
@@ -84,6 +87,11 @@ class TapeRun {
     this.#transport = transport;
     this.#options = options;
     this.#recordedServerRequests = tape.messages.filter((l) => l.dir === 's2c' && isRequest(l.message));
+    this.#handshake =
+      tape.header.client !== undefined ||
+      tape.messages.some(
+        (l) => l.dir === 'c2s' && 'method' in l.message && l.message.method === 'initialize',
+      );
   }
 
   async run(): Promise<LiveRun> {
@@ -140,7 +148,7 @@ class TapeRun {
   }
 
   async #play(line: CheckLine): Promise<void> {
-    const m = line.message;
+    const m = line.dir === 'c2s' ? this.#asClientSent(line.message) : line.message;
     if (line.dir === 'c2s') {
       if (isResponse(m)) return; // answered when the live server asks (see the module comment)
       if (isRequest(m)) {
@@ -162,6 +170,19 @@ class TapeRun {
     if (isRequest(m)) {
       if (!(await this.#until(() => this.#taken.has(line.seq)))) this.#missing.push(line.seq);
     }
+  }
+
+  /**
+   * A client message as its client sent it. A tape is the server's view: a session-based client's
+   * request to a 2026-07-28 server was recorded with the envelope the gateway's transport added
+   * (`io.modelcontextprotocol/protocolVersion`, client info...), and its answer as the transport
+   * adapted it back for that client. Sent with the envelope, the transport would take the checker
+   * for a 2026-07-28 client and hand back the answer unadapted (`resultType` and all); so in a
+   * session with a handshake the envelope members go, and the transport adds them again as it did.
+   */
+  #asClientSent(message: JsonRpcMessage): JsonRpcMessage {
+    if (!this.#handshake || isResponse(message)) return message;
+    return withoutMetaMembers(message, isModernMetaKey);
   }
 
   #send(message: JsonRpcMessage): void {
