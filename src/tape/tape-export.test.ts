@@ -184,3 +184,35 @@ describe('exportTape', () => {
     expect(refusal(() => exportTape(store('full'), { target: 'nope', source })).details?.notFound).toBe(true);
   });
 });
+
+describe('exportTape without a handshake in the trace', () => {
+  it("says the server's initialize answer is missing, unless the session is of the stateless era", () => {
+    const s = new MemoryTraceStore({ payloads: 'full' });
+    s.append([
+      up('a', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, `${S}/L`),
+      down('a', { jsonrpc: '2.0', id: 1, result: { tools: [] } }, `${S}/L`),
+    ]);
+    s.upsertSession({
+      key: S,
+      transport: 'http',
+      upstreams: ['a'],
+      startedAt: 1,
+      protocolVersion: '2025-06-18',
+    });
+    const err = refusal(() => exportTape(s, { target: S, source }));
+    expect(err.code).toBe('SB_TAPE_INCOMPLETE');
+    expect(err.message).toContain(
+      "message 1 (initialize): the server's initialize answer is not in the trace",
+    );
+    s.upsertSession({
+      key: S,
+      transport: 'http',
+      upstreams: ['a'],
+      startedAt: 1,
+      protocolVersion: '2026-07-28',
+    });
+    const stateless = exportTape(s, { target: S, source }).header;
+    expect(stateless.incomplete).toEqual([]);
+    expect(stateless.protocolVersion).toBe('2026-07-28');
+  });
+});

@@ -28,6 +28,9 @@ import { buildTape, ContextCalls, upstreamSide } from './tape-recorder.js';
 import type { MessageRedactor } from './tape-redaction.js';
 import type { TapeEntry } from './tape-writer.js';
 
+/** The revision of the stateless era, whose sessions have no `initialize`. */
+const STATELESS_REVISION = '2026-07-28';
+
 /** The session of the gateway's own traffic with its upstreams (their handshakes). */
 export const GATEWAY_SESSION = 'gateway';
 
@@ -120,7 +123,7 @@ function linkHandshake(store: Pick<TraceStore, 'session'>, name: string, before:
  */
 export function exportTape(
   store: Pick<TraceStore, 'session' | 'subtree'> & {
-    sessionInfo?(key: string): { readonly key: string } | undefined;
+    sessionInfo?(key: string): { readonly key: string; readonly protocolVersion?: string } | undefined;
   },
   options: ExportOptions,
 ): Tape {
@@ -210,6 +213,15 @@ export function exportTape(
       ...(record.envelope.context === undefined ? {} : { context: record.envelope.context }),
     });
   }
+  // A stateless-era (2026-07-28) session has no handshake; any other needs the server's answer.
+  const revision = store.sessionInfo?.(first.session)?.protocolVersion;
+  const handshaken = hasHandshake || handshake.some((r) => 'result' in r.envelope.payload);
+  if (!handshaken && revision !== STATELESS_REVISION)
+    incomplete.unshift({
+      seq: 1,
+      method: 'initialize',
+      reason: `the server's initialize answer is not in the trace (pruned, or the link was initialized before the trace began): the header cannot hold it`,
+    });
   if (incomplete.length > 0 && options.allowIncomplete !== true) {
     const list = incomplete.map((i) => `  message ${i.seq}${i.method ? ` (${i.method})` : ''}: ${i.reason}`);
     throw new SwitchboardError(
@@ -225,5 +237,9 @@ export function exportTape(
     ...(session !== undefined ? { session } : { session: target.split('/')[0] as string, context: target }),
     upstream,
   };
-  return buildTape(entries, { source, incomplete, redactions }, options.redactor);
+  return buildTape(
+    entries,
+    { source, incomplete, redactions, ...(revision === undefined ? {} : { protocolVersion: revision }) },
+    options.redactor,
+  );
 }

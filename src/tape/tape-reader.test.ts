@@ -69,6 +69,11 @@ describe('readTape', () => {
     [lines({ ...header, tape: 2 }, end(0)), 1, 'tape version 2 is not supported (this build reads 1)'],
     [lines({ ...header, tape: undefined }, end(0)), 1, 'no "tape" version'],
     [lines(request, end(1)), 1, 'the first line is a message'],
+    [
+      lines({ protocol: 'meup/v0.2', id: 'x', kind: 'mcp/request', payload: {} }),
+      1,
+      'switchboard tape export <session> writes a tape',
+    ],
     [lines({ ...header, server: {} }, end(0)), 1, 'header without "server.initialize"'],
     [lines({ ...header, protocolVersion: undefined }, end(0)), 1, 'header without "protocolVersion"'],
     [lines(header, { ...request, seq: undefined }, end(1)), 2, 'message line without seq'],

@@ -136,7 +136,9 @@ function readHeader(value: unknown, name: string): TapeHeader {
     return fail(
       value.kind === 'message'
         ? 'the first line is a message: a tape starts with its header line'
-        : 'not a tape header (no "tape" version)',
+        : typeof value.protocol === 'string' && 'payload' in value
+          ? 'this is a MEUP envelope (switchboard trace show --json?), not a tape: switchboard tape export <session> writes a tape'
+          : 'not a tape header (no "tape" version)',
     );
   }
   if (value.tape !== TAPE_VERSION) {

@@ -142,7 +142,7 @@ export function resolveHeaders(given: readonly string[], env: NodeJS.ProcessEnv)
 }
 
 /** `--max-json-depth`: an integer within the range every walker of the gateway survives. */
-function parseJsonDepth(value: string): number {
+export function parseJsonDepth(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < MIN_JSON_DEPTH_LIMIT || n > MAX_JSON_DEPTH_LIMIT)
     throw new InvalidArgumentError(

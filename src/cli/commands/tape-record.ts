@@ -9,14 +9,21 @@
  * each cut. No trace and no ledger are written: the tape is the record.
  */
 import { resolve } from 'node:path';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
+import {
+  DEFAULT_MAX_JSON_DEPTH,
+  MAX_JSON_DEPTH_LIMIT,
+  MIN_JSON_DEPTH_LIMIT,
+} from '../../protocol/jsonrpc/parse.js';
 import { TapeRecorderTap } from '../../tape/tape-recorder.js';
 import { createMessageRedactor } from '../../tape/tape-redaction.js';
 import { writeTapeFile } from '../../tape/tape-writer.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../../transports/stream-bound.js';
+import { ioOf } from '../command-io.js';
 import { addExamples } from '../help-text.js';
 import {
   collect,
@@ -27,7 +34,13 @@ import {
 } from '../options.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { readPackageVersion } from '../version.js';
-import { defaultUpstreamName, resolveHeaders, urlUpstreamName } from './stdio.js';
+import {
+  defaultUpstreamName,
+  parseJsonDepth,
+  parseUpstreamUrl,
+  resolveHeaders,
+  urlUpstreamName,
+} from './stdio.js';
 
 interface RecordOptions {
   output: string;
@@ -40,19 +53,11 @@ interface RecordOptions {
   passEnv?: string[];
   cwd?: string;
   maxMessageBytes: number;
+  maxBufferBytes: number;
+  maxJsonDepth: number;
   requestTimeout: number;
   drainTimeout: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
-}
-
-function parseUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
-  } catch {
-    // below
-  }
-  throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}"`);
 }
 
 export function registerTapeRecord(tape: Command): void {
@@ -72,7 +77,7 @@ export function registerTapeRecord(tape: Command): void {
       '--keep-secrets',
       'keep secret-shaped values (tokens, keys, passwords) in the tape as they passed',
     )
-    .option('--url <url>', 'a remote MCP server instead of a command', parseUrl)
+    .option('--url <url>', 'a remote MCP server instead of a command', parseUpstreamUrl)
     .option(
       '--header <"Name: value">',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the configuration's own syntax.
@@ -98,6 +103,18 @@ export function registerTapeRecord(tape: Command): void {
       DEFAULT_MAX_MESSAGE_BYTES,
     )
     .option(
+      '--max-buffer-bytes <n>',
+      "unsent bytes the client's stdout (or the server's stdin) may hold before the gateway stops reading what feeds it",
+      parsePositiveInt,
+      DEFAULT_MAX_BUFFERED_BYTES,
+    )
+    .option(
+      '--max-json-depth <n>',
+      `deepest nesting of objects and arrays accepted in a message (${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT})`,
+      parseJsonDepth,
+      DEFAULT_MAX_JSON_DEPTH,
+    )
+    .option(
       '--request-timeout <ms>',
       'answer a request with an error after this long without a response (0: never)',
       parseNonNegativeInt,
@@ -110,9 +127,10 @@ export function registerTapeRecord(tape: Command): void {
       DEFAULT_DRAIN_TIMEOUT_MS,
     )
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'warn')
-    .action(async (server: string | undefined, args: string[], options: RecordOptions) => {
+    .action(async (server: string | undefined, args: string[], options: RecordOptions, cmd: Command) => {
+      const io = ioOf(cmd);
       const fail = (message: string, code = 2): void => {
-        console.error(`switchboard tape record: ${message}`);
+        io.err(`switchboard tape record: ${message}\n`);
         process.exitCode = code;
       };
       if ((options.url === undefined) === (server === undefined)) {
@@ -145,6 +163,8 @@ export function registerTapeRecord(tape: Command): void {
         ...(options.passEnv ? { passEnv: options.passEnv } : {}),
         ...(options.cwd ? { cwd: options.cwd } : {}),
         maxMessageBytes: options.maxMessageBytes,
+        maxBufferedBytes: options.maxBufferBytes,
+        maxJsonDepth: options.maxJsonDepth,
         timeouts: { requestTimeoutMs: options.requestTimeout },
         drainTimeoutMs: options.drainTimeout,
         input: process.stdin,
@@ -176,15 +196,16 @@ export function registerTapeRecord(tape: Command): void {
         );
         writeTapeFile(output, tapeValue);
         const cut = tapeValue.header.redactions.length;
-        console.error(
+        io.err(
           `switchboard tape record: wrote ${tapeValue.messages.length} messages to ${output}` +
             (cut > 0
               ? ` (${cut} secret-shaped value${cut === 1 ? '' : 's'} cut; --keep-secrets keeps them)`
-              : ''),
+              : '') +
+            '\n',
         );
       } catch (error) {
-        console.error(
-          `switchboard tape record: cannot write ${output}: ${error instanceof Error ? error.message : String(error)}`,
+        io.err(
+          `switchboard tape record: cannot write ${output}: ${error instanceof Error ? error.message : String(error)}\n`,
         );
         code = code === 0 ? 1 : code;
       }
