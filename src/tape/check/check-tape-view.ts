@@ -29,29 +29,53 @@ export interface CheckTape {
   readonly messages: readonly CheckLine[];
 }
 
-/** The request line a response line answers: by `re`, else the last earlier request of the other side with its id. */
-export function requestLineOf(tape: CheckTape, response: CheckLine): CheckLine | undefined {
-  if (!isResponse(response.message)) return undefined;
-  if (response.re !== undefined) return tape.messages.find((l) => l.seq === response.re);
-  const id = response.message.id;
-  if (id === null) return undefined;
-  const key = idKey(id);
-  for (let i = tape.messages.indexOf(response) - 1; i >= 0; i -= 1) {
-    const line = tape.messages[i] as CheckLine;
-    if (line.dir !== response.dir && isRequest(line.message) && idKey(line.message.id) === key) return line;
+/** Request seq → its response line, and response seq → its request line, for one tape. */
+interface AnswerIndex {
+  readonly responseOf: Map<number, CheckLine>;
+  readonly requestOf: Map<number, CheckLine>;
+}
+
+const indexes = new WeakMap<CheckTape, AnswerIndex>();
+
+/**
+ * Pairs every response with its request in one pass: by `re` when the line has it, else with the
+ * open request of the other direction with its id (an id is free again once answered), as the
+ * tape builder pairs them. Kept per tape, so a long tape costs one walk, not one per question.
+ */
+function answerIndex(tape: CheckTape): AnswerIndex {
+  const known = indexes.get(tape);
+  if (known !== undefined) return known;
+  const bySeq = new Map(tape.messages.map((l) => [l.seq, l]));
+  const open = { c2s: new Map<string, CheckLine>(), s2c: new Map<string, CheckLine>() };
+  const index: AnswerIndex = { responseOf: new Map(), requestOf: new Map() };
+  for (const line of tape.messages) {
+    const m = line.message;
+    if (isRequest(m)) {
+      open[line.dir].set(idKey(m.id), line);
+      continue;
+    }
+    if (!isResponse(m)) continue;
+    const other = line.dir === 'c2s' ? open.s2c : open.c2s;
+    const key = m.id === null ? undefined : idKey(m.id);
+    const request =
+      line.re !== undefined ? bySeq.get(line.re) : key === undefined ? undefined : other.get(key);
+    if (request === undefined || request.dir === line.dir) continue;
+    if (isRequest(request.message)) other.delete(idKey(request.message.id));
+    index.requestOf.set(line.seq, request);
+    if (!index.responseOf.has(request.seq)) index.responseOf.set(request.seq, line);
   }
-  return undefined;
+  indexes.set(tape, index);
+  return index;
+}
+
+/** The request line a response line answers: by `re`, else the open request of the other side with its id. */
+export function requestLineOf(tape: CheckTape, response: CheckLine): CheckLine | undefined {
+  return answerIndex(tape).requestOf.get(response.seq);
 }
 
 /** The response line to request line `request`, if the tape holds one. */
 export function responseLineOf(tape: CheckTape, request: CheckLine): CheckLine | undefined {
-  const start = tape.messages.indexOf(request);
-  for (let i = start + 1; i < tape.messages.length; i += 1) {
-    const line = tape.messages[i] as CheckLine;
-    if (line.dir !== request.dir && isResponse(line.message) && requestLineOf(tape, line) === request)
-      return line;
-  }
-  return undefined;
+  return answerIndex(tape).responseOf.get(request.seq);
 }
 
 /** What a call is about, for the report: a tool's or prompt's name, a resource's URI. */
