@@ -2,16 +2,17 @@
  * `switchboard tape record|export` as commands: usage errors and exit codes, and an export read
  * from a real SQLite trace file (the integration tests export from a live gateway's trace).
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../tape/tape-reader.js';
 import { SqliteTraceStore } from '../../trace/sqlite-trace-store.js';
 import type { TraceRecord } from '../../trace/types.js';
 import { runCli } from '../test-support/run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchboard-tape-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function traceWith(mode: 'full' | 'redacted'): string {
   const path = join(dir, `${mode}.db`);
