@@ -68,6 +68,7 @@ export function bridgeConfig(bridged: BridgedCommand, options: ServeOptions, dat
     restart: DEFAULTS.upstream.restart,
     sharing: DEFAULTS.upstream.sharing,
     maxMessageBytes: DEFAULTS.upstream.maxMessageBytes,
+    required: DEFAULTS.upstream.required,
   };
   return { ...base, upstreams: [upstream] };
 }

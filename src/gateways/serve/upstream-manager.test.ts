@@ -56,6 +56,7 @@ function make(options: { maxRestarts?: number; initialDelayMs?: number; readyTim
     transport: 'stdio',
     sharing: 'shared',
     maxMessageBytes: 64 * 1024,
+    required: false,
     maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
     command: process.execPath,
     args: ['-e', SERVER, doomed],
