@@ -265,6 +265,7 @@ export function registerServeCommand(program: Command): void {
         ...(ledger ? { ledger } : {}),
         taps: trace ? [trace.tap] : [],
         ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
+        ...(trace ? { traceHealth: () => trace.recorder.health } : {}),
         space: {
           ...(authenticator ? { authenticate: authenticator } : {}),
           ...(trace ? { trace: trace.recorder } : {}),

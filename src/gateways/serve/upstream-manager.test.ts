@@ -102,7 +102,7 @@ function make(options: { maxRestarts?: number; initialDelayMs?: number; readyTim
     ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
     makeLink: (params) =>
       new SupervisedUpstream({
-        router,
+        router: params.host,
         link: params.link,
         child: {
           name: config.name,
@@ -212,5 +212,35 @@ describe('UpstreamManager across a restart', () => {
         }),
       { timeout: 5_000 },
     );
+  });
+});
+
+describe('UpstreamManager.status (what /ready reports)', () => {
+  it('follows a shared upstream through a crash and its restart: ready, restarting with why, ready again', async () => {
+    const h = make({ initialDelayMs: 400 });
+    const before = Date.now();
+    await h.manager.start();
+    const first = h.manager.status();
+    expect(first).toEqual([
+      { name: 'up', required: false, state: 'ready', era: 'legacy', restarts: 0, since: expect.any(Number) },
+    ]);
+    expect(first[0]!.since).toBeGreaterThanOrEqual(before);
+    h.call(1, 'crash');
+    await vi.waitFor(() => expect(h.answer(1)).toBeDefined());
+    const restarting = h.manager.status()[0]!;
+    expect(restarting).toMatchObject({ state: 'restarting', lastError: expect.stringMatching(/3/) });
+    expect(restarting.since).toBeGreaterThanOrEqual(first[0]!.since!);
+    await vi.waitFor(() => expect(h.manager.status()[0]?.state).toBe('ready'), { timeout: 8_000 });
+    // The reason of the last close stays for the operator; the restart is counted.
+    expect(h.manager.status()[0]).toMatchObject({ restarts: 1, lastError: restarting.lastError });
+  });
+
+  it('says down, with why, once the restarts give up', async () => {
+    const h = make({ maxRestarts: 1, initialDelayMs: 50 });
+    await h.manager.start();
+    h.doom();
+    h.call(1, 'crash');
+    await vi.waitFor(() => expect(h.manager.status()[0]?.state).toBe('down'), { timeout: 8_000 });
+    expect(h.manager.status()[0]?.lastError).toMatch(/exit|code/);
   });
 });
