@@ -4,16 +4,19 @@
  * a backoff): one `required`, one not. A crash of the one not required leaves the gateway ready but
  * `degraded` while it restarts; a crash of the required one makes it 503, naming the upstream, its
  * state, era, since when and why, and 200 again once the new child is initialized. An audit ledger
- * that fails closed (`audit.minFreeBytes` above the real free space) makes it 503; so does a drain.
+ * that fails closed (`audit.minFreeBytes` above the real free space) makes it 503; so does a drain,
+ * and a trace store whose writes fail (its data directory on a small tmpfs that fills up; mounting
+ * needs root, which CI has: skipped elsewhere), until a write succeeds again.
  * `/health` stays 200 through the upstream failures (liveness only). `/ready` passes the Host guard
  * like every path.
  */
-import { statfsSync } from 'node:fs';
+import { rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from './support/cli.js';
 import { type RunningServe, startServe } from './support/serve.js';
 import { headerOf, initialize, jsonOf, messagesOf, post, send, waitUntil } from './support/sse-client.js';
+import { canMountTmpfs, fillFileSystem, mountTmpfs, unmountTmpfs } from './support/tmpfs.js';
 
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
 const MiB = 1024 * 1024;
@@ -189,6 +192,66 @@ describe('GET /ready on switchboard serve', () => {
     expect(headerOf(draining, 'retry-after')).toBe('5');
     await slow;
   });
+
+  const canMount = canMountTmpfs();
+  it.runIf(canMount)(
+    'is 503 while the trace store cannot write (a full file system), and ready again once it can',
+    async () => {
+      const disk = mountTmpfs('16m') as string;
+      try {
+        serve = await startServe({
+          dataDir: disk,
+          configYaml: config('250ms', 'audit:\n  enabled: false\n'),
+        });
+        expect((await ready(serve.base)).body).toMatchObject({ status: 'ready', trace: 'ok', ledger: 'off' });
+        const session = await initialize(serve.url);
+        const big = 'x'.repeat(256 * 1024);
+        const echo = (id: number) =>
+          post(
+            serve!.url,
+            {
+              jsonrpc: '2.0',
+              id,
+              method: 'tools/call',
+              params: { name: 'core__echo', arguments: { message: big } },
+            },
+            session.headers,
+          );
+        const filler = fillFileSystem(disk, 0);
+        let id = 10;
+        // Calls go on being answered (the trace is an observer); their records cannot be written.
+        await waitUntil(
+          async () => {
+            expect((await echo(id++)).status).toBe(200);
+            return (await ready(serve!.base)).body.trace === 'failing';
+          },
+          30_000,
+          'the trace store to fail',
+          100,
+        );
+        const failing = await ready(serve.base);
+        expect(failing.status).toBe(503);
+        expect(failing.body.problems).toEqual([
+          { check: 'trace', message: 'the trace store is failing: its last write failed' },
+        ]);
+        rmSync(filler);
+        await waitUntil(
+          async () => {
+            await echo(id++);
+            return (await ready(serve!.base)).status === 200;
+          },
+          30_000,
+          'the trace store to write again',
+          200,
+        );
+        expect((await ready(serve.base)).body).toMatchObject({ status: 'ready', trace: 'ok' });
+      } finally {
+        await serve?.stop();
+        serve = undefined;
+        unmountTmpfs(disk);
+      }
+    },
+  );
 
   it('passes the Host guard like every path: a foreign Host is refused', async () => {
     serve = await startServe({ configYaml: config('250ms') });
