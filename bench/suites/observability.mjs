@@ -8,7 +8,8 @@
 // - `default-2`: the same configuration in a second process, an A/A pair: the ratio of two identical
 //   gateways is the run's own spread, against which every other ratio is read;
 // - `metrics-off`: `observe.metrics.enabled: false`;
-// - `otel-100`: OpenTelemetry tracing on, 100% sampled (`observe.otel: { endpoint, sampleRatio: 1 }`),
+// - `otel-100`: OpenTelemetry tracing on, 100% sampled (`observe.otel: { enabled: true, endpoint,
+//   sampleRatio: 1 }`),
 //   exporting to a local OTLP/HTTP receiver in its own process (bench/lib/otlp-sink.mjs);
 // - `baseline` (only with `--baseline DIR`): a build from before the observability work, with the
 //   defaults, so that "tracing off costs nothing" is measured against code that has none of it.
@@ -54,7 +55,9 @@ function variants(otlpEndpoint, baselineCli) {
     {
       key: 'otel-100',
       label: 'OpenTelemetry on, `sampleRatio: 1`, local OTLP receiver',
-      extra: `observe:\n  otel:\n    endpoint: ${JSON.stringify(otlpEndpoint)}\n    sampleRatio: 1\n`,
+      // `enabled: true`: the endpoint alone does not turn export on (obs-otel's otel-settings.ts: the
+      // file's `enabled`, else an OTLP endpoint in the environment).
+      extra: `observe:\n  otel:\n    enabled: true\n    endpoint: ${JSON.stringify(otlpEndpoint)}\n    sampleRatio: 1\n`,
     },
   ];
   if (baselineCli)
@@ -79,9 +82,15 @@ const PAIRS = [
 function configRefusal(cli, file) {
   const check = spawnSync(NODE, [cli, 'config', 'check', file], { encoding: 'utf8', timeout: 30_000 });
   if (check.status === 0) return undefined;
-  const first = (check.stderr || check.stdout || `exit ${check.status}`).trim().split('\n')[0];
-  // "<file>:<line>:<col> <what>": the scratch file's path says nothing.
-  return first.replace(/^\S+\.yaml:\d+:\d+ /, '');
+  const output = (check.stderr || check.stdout || '').trim();
+  // A refusal names the place in the file: "<file>:<line>:<col> <what>". Anything else is a build
+  // that does not run, which must fail the suite rather than skip every variant.
+  const refusal = /^\S+\.yaml:\d+:\d+ (.*)$/m.exec(output);
+  if (refusal === null)
+    throw new Error(
+      `switchboard config check ${file} failed (exit ${check.status}): ${output.slice(0, 2000)}`,
+    );
+  return refusal[1];
 }
 
 /** GET a URL on the gateway's origin: its status (or the error's name). */
