@@ -47,14 +47,21 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function make(options: { maxRestarts?: number; initialDelayMs?: number; readyTimeoutMs?: number } = {}) {
+function make(
+  options: {
+    maxRestarts?: number;
+    initialDelayMs?: number;
+    readyTimeoutMs?: number;
+    sharing?: 'shared' | 'per-session';
+  } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'sb-manager-'));
   dirs.push(dir);
   const doomed = join(dir, 'doomed');
   const config: StdioUpstreamConfig = {
     name: 'up',
     transport: 'stdio',
-    sharing: 'shared',
+    sharing: options.sharing ?? 'shared',
     maxMessageBytes: 64 * 1024,
     required: false,
     maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
@@ -242,5 +249,18 @@ describe('UpstreamManager.status (what /ready reports)', () => {
     h.call(1, 'crash');
     await vi.waitFor(() => expect(h.manager.status()[0]?.state).toBe('down'), { timeout: 8_000 });
     expect(h.manager.status()[0]?.lastError).toMatch(/exit|code/);
+  });
+
+  it("says on-demand for a per-session upstream with no session, and follows a session's connection", async () => {
+    const h = make({ sharing: 'per-session' });
+    await h.manager.start();
+    expect(h.manager.status()).toEqual([{ name: 'up', required: false, state: 'on-demand', restarts: 0 }]);
+    const lookup = h.manager.linkFor('up', SESSION);
+    expect(lookup.kind).toBe('pending');
+    expect(h.manager.status()[0]?.state).toBe('starting');
+    await pendingWait(lookup);
+    expect(h.manager.status()[0]).toMatchObject({ state: 'ready', era: 'legacy' });
+    await h.manager.closeSession(SESSION);
+    expect(h.manager.status()[0]?.state).toBe('on-demand');
   });
 });

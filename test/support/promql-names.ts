@@ -1,0 +1,49 @@
+/**
+ * The metric names a PromQL expression reads, for checking the shipped dashboard and alerting rules
+ * against the gateway's metric catalogue. Not a PromQL parser: it removes what cannot be a metric
+ * name (strings, label matchers, ranges and durations, the label lists of `by`, `without`, `on`,
+ * `ignoring`, `group_left`, `group_right`, numbers, keywords, function names, Grafana variables)
+ * and keeps the identifiers left. A histogram's series (`_bucket`, `_sum`, `_count`) are also
+ * given under the histogram's name, so a catalogue can list either.
+ */
+
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'and',
+  'or',
+  'unless',
+  'offset',
+  'inf',
+  'nan',
+]);
+
+/** The identifiers of `expr` that name metrics (see the file comment). */
+export function metricNamesOf(expr: string): string[] {
+  let text = expr
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, ' ') // strings
+    .replace(/\$\{[^}]*\}|\$\w+/g, ' ') // Grafana variables
+    .replace(/\{[^}]*\}/g, ' ') // label matchers
+    .replace(/\[[^\]]*\]/g, ' ') // ranges and subqueries
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' '); // label lists
+  // Function calls: an identifier followed by "(".
+  text = text.replace(/\b[a-zA-Z_][a-zA-Z0-9_]*\s*\(/g, ' ');
+  const names = new Set<string>();
+  for (const m of text.matchAll(/(?<![\w.])[a-zA-Z_:][a-zA-Z0-9_:]*/g)) {
+    const name = m[0];
+    if (KEYWORDS.has(name.toLowerCase())) continue;
+    names.add(name);
+  }
+  return [...names];
+}
+
+/** `name` and, for a histogram's or summary's series, the family it belongs to. */
+export function familiesOf(name: string): string[] {
+  const family = /^(.*)_(bucket|sum|count)$/.exec(name)?.[1];
+  return family === undefined ? [name] : [name, family];
+}
