@@ -347,8 +347,11 @@ export class UpstreamManager {
       const connection = upstream.perSession.get(session);
       if (!connection) continue;
       upstream.perSession.delete(session);
-      this.#states.forget(connection.link);
-      const done = connection.supervisor.close().catch(() => undefined);
+      // Once closed: the close itself is noted (the link goes down) and must not outlive it.
+      const done = connection.supervisor
+        .close()
+        .catch(() => undefined)
+        .finally(() => this.#states.forget(connection.link));
       this.#closing.add(done);
       void done.finally(() => this.#closing.delete(done));
       closing.push(done);
@@ -473,7 +476,10 @@ export class UpstreamManager {
         },
         onstop: (close) => {
           connection.stopped = `upstream ${upstream.config.name} stopped: ${close.reason}`;
-          this.#states.stopped(link, close.reason);
+          // A pooled child that stopped leaves the pool for good, and children are numbered anew:
+          // its record would only grow the map.
+          if (pooled) this.#states.forget(link);
+          else this.#states.stopped(link, close.reason);
           settle.reject(
             gatewayError(SbErrorCode.UpstreamUnavailable, connection.stopped, {
               upstream: upstream.config.name,
@@ -487,7 +493,8 @@ export class UpstreamManager {
     connection.supervisor.start().catch((error: unknown) => {
       const reason = error instanceof Error ? error.message : String(error);
       connection.stopped = `upstream ${upstream.config.name} could not start: ${reason}`;
-      this.#states.stopped(link, `could not start: ${reason}`);
+      if (pooled) this.#states.forget(link);
+      else this.#states.stopped(link, `could not start: ${reason}`);
       o.logger.error({ upstream: upstream.config.name, err: reason }, 'upstream could not start');
       o.metrics.inc('upstream_start_failures_total', { upstream: upstream.config.name });
       upstream.pool?.childStopped(connection);
