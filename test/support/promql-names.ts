@@ -47,3 +47,21 @@ export function familiesOf(name: string): string[] {
   const family = /^(.*)_(bucket|sum|count)$/.exec(name)?.[1];
   return family === undefined ? [name] : [name, family];
 }
+
+/**
+ * The metric names of the catalogue: the first column of the tables under "## Metrics" in
+ * docs/observability.md, each a name in backticks (a histogram listed once, by its family name).
+ */
+export function catalogueOf(markdown: string): Set<string> {
+  const start = markdown.search(/^## Metrics\s*$/m);
+  if (start < 0) return new Set();
+  const rest = markdown.slice(start + 1);
+  const end = rest.search(/^## /m);
+  const section = end < 0 ? rest : rest.slice(0, end);
+  const names = new Set<string>();
+  for (const line of section.split('\n')) {
+    const cell = /^\|\s*`([a-zA-Z_:][a-zA-Z0-9_:]*)`/.exec(line);
+    if (cell) names.add(cell[1]!);
+  }
+  return names;
+}
