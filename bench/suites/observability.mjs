@@ -11,12 +11,15 @@
 // - `otel-100`: OpenTelemetry tracing on, 100% sampled (`observe.otel: { enabled: true, endpoint,
 //   sampleRatio: 1 }`),
 //   exporting to a local OTLP/HTTP receiver in its own process (bench/lib/otlp-sink.mjs);
-// - `baseline` (only with `--baseline DIR`): a build from before the observability work, with the
-//   defaults, so that "tracing off costs nothing" is measured against code that has none of it.
+// - `baseline`: a build from before the observability work (`--baseline DIR`; else the revision
+//   `--base REV` names, default 20a5ef4, built once by the ab suite's `buildRevision` and kept in
+//   bench/.work/ab-builds/), with its defaults, so that "tracing off costs nothing" is measured
+//   against code that has none of it: this build with metrics and tracing off ÷ that build (this
+//   build's defaults ÷ that build while the metrics-off variant is refused).
 //
 // Targets (issue 21): metrics cost at most 3% of req/s (default ÷ metrics-off ≥ 0.97); tracing at
 // 100% at most 15% (otel-100 ÷ default ≥ 0.85); tracing off costs nothing measurable (default ÷
-// baseline within the A/A pair's spread). A variant whose option the built configuration refuses
+// baseline within the A/A pair's spread, or better). A variant whose option the built configuration refuses
 // (`switchboard config check`) is skipped and said so: the suite runs before the metrics and
 // OpenTelemetry work is merged, and fully after.
 //
@@ -37,13 +40,19 @@ import { measureWindow, prepareEcho } from '../lib/http-client.mjs';
 import { CLI, FIXTURES, NODE } from '../lib/paths.mjs';
 import { sleep, startProcess } from '../lib/procs.mjs';
 import { fmtMsFromUs, fmtNum, fmtRatio, fmtSpread, fmtUs, median, range, rotate } from '../lib/stats.mjs';
+import { buildRevision } from './ab.mjs';
 
+/**
+ * The revision before issue 21's metrics and tracing: main with their dependencies installed and
+ * none of their code (20a5ef4, "ci: install the Debian packages...").
+ */
+const OBS_BASE = '20a5ef4';
 const METRICS_TARGET = 0.97;
 const TRACING_TARGET = 0.85;
 const UPSTREAM = { name: 'echo', command: NODE, args: [FIXTURES.echoServer] };
 
 /** The variants; `extra(ctx)` is the YAML added to the generated configuration. */
-function variants(otlpEndpoint, baselineCli) {
+function variants(otlpEndpoint, baseline) {
   const list = [
     { key: 'default', label: 'defaults (tracing off)', extra: '' },
     { key: 'default-2', label: 'defaults, second process (A/A)', extra: '' },
@@ -60,13 +69,8 @@ function variants(otlpEndpoint, baselineCli) {
       extra: `observe:\n  otel:\n    enabled: true\n    endpoint: ${JSON.stringify(otlpEndpoint)}\n    sampleRatio: 1\n`,
     },
   ];
-  if (baselineCli)
-    list.push({
-      key: 'baseline',
-      label: 'baseline build (`--baseline`), defaults',
-      extra: '',
-      cli: baselineCli,
-    });
+  if (baseline)
+    list.push({ key: 'baseline', label: `${baseline.label}, defaults`, extra: '', cli: baseline.cli });
   return list;
 }
 
@@ -75,7 +79,8 @@ const PAIRS = [
   ['default-2', 'default', "A/A: two identical gateways (the run's spread)"],
   ['default', 'metrics-off', 'metrics on ÷ off'],
   ['otel-100', 'default', 'tracing 100% ÷ off'],
-  ['default', 'baseline', 'tracing off (this build) ÷ baseline build'],
+  ['metrics-off', 'baseline', 'metrics and tracing off (this build) ÷ base build'],
+  ['default', 'baseline', 'defaults (this build) ÷ base build'],
 ];
 
 /** Whether `cli` accepts the configuration (`switchboard config check`); the refusal otherwise. */
@@ -131,7 +136,19 @@ export default {
     const pairData = {};
     let ranPairs = [];
     const skipped = [];
-    const all = variants(sinkBase, ctx.baselineCli);
+    let baseline;
+    try {
+      if (ctx.baselineCli) baseline = { cli: ctx.baselineCli, label: 'baseline build (`--baseline`)' };
+      else {
+        const built = buildRevision(ctx.abBase ?? OBS_BASE, ctx.log);
+        baseline = { cli: built.cli, label: `base build ${built.short}` };
+      }
+    } catch (error) {
+      ctx.log(
+        `no base build to compare "tracing off" with: ${String(error?.message ?? error).split('\n')[0]}`,
+      );
+    }
+    const all = variants(sinkBase, baseline);
     const data = {};
     const probes = {};
     let exported;
@@ -161,6 +178,9 @@ export default {
         ctx.log(`${v.key} ready at ${started.url}`);
       }
       ranPairs = PAIRS.filter(([a, b]) => running[a] && running[b]);
+      // One pair against the base build: metrics off when this build has that option, else defaults.
+      if (running['metrics-off'])
+        ranPairs = ranPairs.filter(([a, b]) => !(a === 'default' && b === 'baseline'));
       for (const [a, b] of ranPairs)
         pairData[`${a}/${b}`] = Object.fromEntries(concurrencies.map((c) => [c, []]));
       const window = async (key, c) => {
@@ -281,12 +301,14 @@ export default {
           met: ratio >= TRACING_TARGET,
         });
       }
-      if (running.default && running.baseline) {
-        const ratio = median(paired('default', 'baseline', c, 'rps'));
+      const basePair = ranPairs.find(([, b]) => b === 'baseline');
+      if (basePair) {
+        const [a] = basePair;
+        const ratio = median(paired(a, 'baseline', c, 'rps'));
         targets.push({
           target: `tracing off, C=${c}: nothing measurable vs a build without it`,
-          measured: `${fmtRatio(ratio)} req/s${note(ratio, c)}`,
-          baseline: `baseline build ${fmtNum(med('baseline', c, 'rps'))}/s`,
+          measured: `${fmtRatio(ratio)} req/s (${a === 'metrics-off' ? 'metrics and tracing off' : 'defaults'})${note(ratio, c)}`,
+          baseline: `${all.find((v) => v.key === 'baseline')?.label ?? 'base build'} ${fmtNum(med('baseline', c, 'rps'))}/s`,
           met: ratio >= 1 || within(ratio, c),
         });
       }
@@ -299,9 +321,13 @@ export default {
     }
     if (!running.baseline)
       lines.push(
-        '"Tracing off costs nothing" needs a build without the OpenTelemetry code to compare with: run',
-        '`node bench/run.mjs --suite observability --baseline <dist/ of a commit before it>`. Without it, the table',
-        'above has no such row.',
+        '"Tracing off costs nothing" needs a build without the OpenTelemetry code to compare with, and none could be',
+        `built (\`--base REV\`, default ${OBS_BASE}, or \`--baseline DIR\`): the table above has no such row.`,
+        '',
+      );
+    else if (running['metrics-off'] === undefined)
+      lines.push(
+        'With metrics off refused by this build, the base pair compares the defaults, so it holds what metrics cost too.',
         '',
       );
     lines.push(
