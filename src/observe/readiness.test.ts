@@ -83,8 +83,8 @@ describe('readinessOf', () => {
     ]);
   });
 
-  it('counts an on-demand upstream (per-session, nothing running) as able to serve', () => {
-    const r = readinessOf(snapshot({ upstreams: [upstream('a', 'on-demand', { required: true })] }));
+  it('counts an idle upstream (per-session, nothing running) as able to serve', () => {
+    const r = readinessOf(snapshot({ upstreams: [upstream('a', 'idle', { required: true })] }));
     expect(r.status).toBe('ready');
     expect(r.upstreams).toEqual({ serving: 1, total: 1 });
   });
@@ -144,7 +144,7 @@ describe('readinessOf', () => {
   });
 
   it('is not_ready exactly when it names a problem, and lists every upstream that cannot serve', () => {
-    const state = fc.constantFrom<UpstreamReadyState>('ready', 'starting', 'restarting', 'down', 'on-demand');
+    const state = fc.constantFrom<UpstreamReadyState>('ready', 'starting', 'restarting', 'down', 'idle');
     const arbitrary = fc.record({
       draining: fc.boolean(),
       upstreams: fc.uniqueArray(
@@ -162,7 +162,7 @@ describe('readinessOf', () => {
           ...(s.ledgerHealthy === null ? {} : { ledger: { healthy: s.ledgerHealthy } }),
         });
         expect(r.status === 'not_ready').toBe(r.problems.length > 0);
-        const unable = s.upstreams.filter((u) => u.state !== 'ready' && u.state !== 'on-demand');
+        const unable = s.upstreams.filter((u) => u.state !== 'ready' && u.state !== 'idle');
         expect(r.degraded.map((d) => d.name)).toEqual(unable.map((u) => u.name));
         const expectNotReady =
           s.draining ||

@@ -20,8 +20,9 @@
  *   or the trace buffer is full and dropping records: the gateway serves, partly.
  * - **ready** (200) otherwise.
  *
- * An upstream is one the gateway connects to on demand (`per-session`, or a pool with no child
- * now) when it has nothing running: that is no fault, and counts as able to serve.
+ * An upstream the gateway connects to on demand (`per-session`, or a pool with no child now) that
+ * has nothing running is `idle`: that is no fault, and counts as able to serve. The states are the
+ * same words as the `switchboard_upstream_state` gauge's on `/metrics`.
  */
 
 /** How long a failed trace write keeps the gateway not ready (see the file comment). */
@@ -34,9 +35,9 @@ export const TRACE_FAILURE_HOLD_MS = 30_000;
  * - `restarting`: its connection closed and the supervisor is starting a new one (backoff, then
  *   the handshake again);
  * - `down`: gone for good (restarts off or exhausted, or it could not start);
- * - `on-demand`: nothing is running, and the gateway starts it when a session needs it.
+ * - `idle`: nothing is running, and the gateway starts it when a session needs it.
  */
-export type UpstreamReadyState = 'ready' | 'starting' | 'restarting' | 'down' | 'on-demand';
+export type UpstreamReadyState = 'ready' | 'starting' | 'restarting' | 'down' | 'idle';
 
 /** One upstream in a snapshot. */
 export interface UpstreamStatus {
@@ -46,7 +47,7 @@ export interface UpstreamStatus {
   readonly required: boolean;
   /** The protocol era it speaks, once known (`legacy`, `modern`, `dual`). */
   readonly era?: string | undefined;
-  /** When it entered `state` (ms since the epoch); unknown for `on-demand`. */
+  /** When it entered `state` (ms since the epoch); unknown for `idle`. */
   readonly since?: number | undefined;
   /** Why its last connection closed or failed to start, if one did. */
   readonly lastError?: string | undefined;
@@ -109,7 +110,7 @@ export interface Readiness {
   readonly problems: readonly ReadinessProblem[];
   /** Every upstream that cannot serve now, required or not. */
   readonly degraded: readonly DegradedUpstream[];
-  /** Upstreams that can serve (`ready` or `on-demand`), of how many. */
+  /** Upstreams that can serve (`ready` or `idle`), of how many. */
   readonly upstreams: { readonly serving: number; readonly total: number };
   readonly ledger: 'ok' | 'failing_closed' | 'off';
   readonly trace: 'ok' | 'failing' | 'dropping' | 'off';
@@ -119,7 +120,7 @@ export interface Readiness {
 const MAX_ERROR_CHARS = 300;
 
 function canServe(state: UpstreamReadyState): boolean {
-  return state === 'ready' || state === 'on-demand';
+  return state === 'ready' || state === 'idle';
 }
 
 function degradedOf(u: UpstreamStatus): DegradedUpstream {

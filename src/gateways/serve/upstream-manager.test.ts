@@ -251,16 +251,16 @@ describe('UpstreamManager.status (what /ready reports)', () => {
     expect(h.manager.status()[0]?.lastError).toMatch(/exit|code/);
   });
 
-  it("says on-demand for a per-session upstream with no session, and follows a session's connection", async () => {
+  it("says idle for a per-session upstream with no session, and follows a session's connection", async () => {
     const h = make({ sharing: 'per-session' });
     await h.manager.start();
-    expect(h.manager.status()).toEqual([{ name: 'up', required: false, state: 'on-demand', restarts: 0 }]);
+    expect(h.manager.status()).toEqual([{ name: 'up', required: false, state: 'idle', restarts: 0 }]);
     const lookup = h.manager.linkFor('up', SESSION);
     expect(lookup.kind).toBe('pending');
     expect(h.manager.status()[0]?.state).toBe('starting');
     await pendingWait(lookup);
     expect(h.manager.status()[0]).toMatchObject({ state: 'ready', era: 'legacy' });
     await h.manager.closeSession(SESSION);
-    expect(h.manager.status()[0]?.state).toBe('on-demand');
+    expect(h.manager.status()[0]?.state).toBe('idle');
   });
 });

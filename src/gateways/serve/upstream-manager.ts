@@ -90,7 +90,7 @@ interface Upstream {
 /** Which state wins when an upstream has several connections (lower is better). */
 const RANK: Readonly<Record<UpstreamReadyState, number>> = {
   ready: 0,
-  'on-demand': 1,
+  idle: 1,
   starting: 2,
   restarting: 3,
   down: 4,
@@ -297,7 +297,7 @@ export class UpstreamManager {
   /**
    * Each upstream as readiness sees it (`observe/readiness.ts`): a shared upstream is its one
    * connection; a per-session or pooled one is the best of its connections now (`ready` if any is),
-   * and `on-demand` while it has none, since the gateway starts one when a session needs it.
+   * and `idle` while it has none, since the gateway starts one when a session needs it.
    */
   status(): UpstreamStatus[] {
     return [...this.#upstreams.values()].map((upstream) => {
@@ -313,7 +313,7 @@ export class UpstreamManager {
         const state = this.#stateOf(connection);
         if (best === undefined || RANK[state] < RANK[best.state]) best = { connection, state };
       }
-      if (best === undefined) return { ...base, state: 'on-demand', restarts: 0 };
+      if (best === undefined) return { ...base, state: 'idle', restarts: 0 };
       const record = this.#states.get(best.connection.link);
       const era = config.transport === 'stdio' ? 'legacy' : best.connection.supervisor.era;
       return {
