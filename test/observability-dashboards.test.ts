@@ -20,7 +20,13 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ROOT } from './support/cli.js';
-import { catalogueOf, familiesOf, metricNamesOf } from './support/promql-names.js';
+import {
+  catalogueLabelsOf,
+  catalogueOf,
+  familiesOf,
+  metricNamesOf,
+  selectorLabelsOf,
+} from './support/promql-names.js';
 
 const RULES = join(ROOT, 'docs/prometheus/switchboard-alerts.yml');
 const RULE_TESTS = join(ROOT, 'docs/prometheus/switchboard-alerts.test.yml');
@@ -107,6 +113,29 @@ function variableExprs(d: Dashboard): string[] {
   });
 }
 
+/** Labels every series has once scraped. */
+const ALWAYS = new Set(['instance', 'job']);
+
+/**
+ * `metric{label}` pairs in `exprs` whose label the catalogue does not document for that metric
+ * (metrics documented without a labels column, and prom-client's own, are not checked); `le` is a
+ * histogram bucket's.
+ */
+function unknownLabels(exprs: readonly string[]): string[] {
+  const labels = catalogueLabelsOf(readFileSync(CATALOGUE_DOC, 'utf8'));
+  const unknown = new Set<string>();
+  for (const expr of exprs)
+    for (const { metric, labels: used } of selectorLabelsOf(expr)) {
+      const family = familiesOf(metric).find((n) => labels.has(n));
+      const documented = family === undefined ? undefined : labels.get(family);
+      if (documented === undefined) continue;
+      for (const label of used)
+        if (!documented.has(label) && !ALWAYS.has(label) && !(label === 'le' && metric.endsWith('_bucket')))
+          unknown.add(`${metric}{${label}}`);
+    }
+  return [...unknown].sort();
+}
+
 /** Names in `exprs` that the catalogue does not list (directly, or as a histogram's series). */
 function unknownNames(exprs: readonly string[], catalogue: ReadonlySet<string>): string[] {
   const unknown = new Set<string>();
@@ -129,6 +158,24 @@ describe('metricNamesOf (the check below is only as good as this)', () => {
       ),
     ).toEqual(['a_total', 'b_total']);
     expect(metricNamesOf('max_over_time(c[10m:1m]) and on (upstream) d == bool 1')).toEqual(['c', 'd']);
+  });
+
+  it("reads each metric's documented labels, and the labels a selector matches on", () => {
+    const doc =
+      '## Metrics\n| Metric | Type | Labels | What |\n|---|---|---|---|\n| `a_seconds` | histogram | `x`, `y` | . |\n| `b_seconds` | histogram | the same, and `z` | . |\n\n| Metric | What |\n|---|---|\n| `c_total` | . |\n';
+    expect(catalogueLabelsOf(doc)).toEqual(
+      new Map<string, Set<string> | undefined>([
+        ['a_seconds', new Set(['x', 'y'])],
+        ['b_seconds', new Set(['x', 'y', 'z'])],
+        ['c_total', undefined],
+      ]),
+    );
+    expect(
+      selectorLabelsOf('sum by (le) (rate(a_seconds_bucket{x=~"$v", y!="}"}[5m])) / c_total{ z = "1" }'),
+    ).toEqual([
+      { metric: 'a_seconds_bucket', labels: ['x', 'y'] },
+      { metric: 'c_total', labels: ['z'] },
+    ]);
   });
 
   it('reads the catalogue from the tables of a Metrics section only', () => {
@@ -165,13 +212,10 @@ describe('Prometheus alerting rules (docs/prometheus/switchboard-alerts.yml)', (
     }
   });
 
-  it.runIf(documented)('name only metrics the gateway exports', async () => {
-    expect(
-      unknownNames(
-        rules().map((r) => r.expr),
-        await catalogue(),
-      ),
-    ).toEqual([]);
+  it.runIf(documented)('name only metrics the gateway exports, with labels they have', async () => {
+    const exprs = rules().map((r) => r.expr);
+    expect(unknownNames(exprs, await catalogue())).toEqual([]);
+    expect(unknownLabels(exprs)).toEqual([]);
   });
 });
 
@@ -195,11 +239,12 @@ describe('Grafana dashboard (docs/grafana/switchboard.json)', () => {
       expect(titles).toContain(subject);
   });
 
-  it.runIf(documented)('queries only metrics the gateway exports', async () => {
+  it.runIf(documented)('queries only metrics the gateway exports, with labels they have', async () => {
     const d = dashboard();
     const exprs = allPanels(d.panels).flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
     expect(exprs.length).toBeGreaterThan(0);
     expect(unknownNames([...exprs, ...variableExprs(d)], await catalogue())).toEqual([]);
+    expect(unknownLabels([...exprs, ...variableExprs(d)])).toEqual([]);
   });
 
   it("reads its variables' metrics, not their label arguments", () => {

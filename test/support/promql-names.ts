@@ -65,3 +65,56 @@ export function catalogueOf(markdown: string): Set<string> {
   }
   return names;
 }
+
+/**
+ * The labels each metric of the catalogue documents: from the column headed "Labels" of each table
+ * under "## Metrics", the names in backticks ("the same, and `x`" adds to the row above's). A
+ * metric whose table has no such column maps to undefined (its labels are not checked).
+ */
+export function catalogueLabelsOf(markdown: string): Map<string, Set<string> | undefined> {
+  const out = new Map<string, Set<string> | undefined>();
+  const start = markdown.search(/^## Metrics\s*$/m);
+  if (start < 0) return out;
+  const rest = markdown.slice(start + 1);
+  const end = rest.search(/^## /m);
+  const section = end < 0 ? rest : rest.slice(0, end);
+  let labelsColumn: number | undefined;
+  let previous: Set<string> | undefined;
+  for (const line of section.split('\n')) {
+    if (!line.startsWith('|')) {
+      labelsColumn = undefined;
+      continue;
+    }
+    const cells = line
+      .slice(1, line.lastIndexOf('|'))
+      .split('|')
+      .map((c) => c.trim());
+    const name = /^`([a-zA-Z_:][a-zA-Z0-9_:]*)`$/.exec(cells[0] ?? '')?.[1];
+    if (name === undefined) {
+      const at = cells.findIndex((c) => c.toLowerCase() === 'labels');
+      if (at >= 0) labelsColumn = at;
+      continue;
+    }
+    if (labelsColumn === undefined) {
+      out.set(name, undefined);
+      continue;
+    }
+    const cell = cells[labelsColumn] ?? '';
+    const labels = new Set([...cell.matchAll(/`([a-zA-Z_][a-zA-Z0-9_]*)`/g)].map((m) => m[1]!));
+    if (/^the same\b/i.test(cell)) for (const l of previous ?? []) labels.add(l);
+    out.set(name, labels);
+    previous = labels;
+  }
+  return out;
+}
+
+/** Each `metric{label…}` selector of `expr`: the metric and the label names it matches on. */
+export function selectorLabelsOf(expr: string): { metric: string; labels: string[] }[] {
+  const text = expr.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""');
+  const out: { metric: string; labels: string[] }[] = [];
+  for (const m of text.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}/g)) {
+    const labels = [...m[2]!.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)/g)].map((l) => l[1]!);
+    out.push({ metric: m[1]!, labels });
+  }
+  return out;
+}
