@@ -9,6 +9,7 @@ import { Router } from '../../core/router.js';
 import { type Tap, TapBus } from '../../core/taps.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
+import type { TraceReadiness } from '../../observe/readiness.js';
 import { ApprovalRegistry } from '../../policy/approvals.js';
 import { PolicyEngine } from '../../policy/policy-engine.js';
 import type { JsonObject } from '../../protocol/jsonrpc/types.js';
@@ -53,6 +54,8 @@ export interface ServeGatewayOptions {
   readonly authenticate?: Authenticate;
   /** The audit ledger; undefined when it is disabled. */
   readonly ledger?: AuditSink;
+  /** How the trace store is doing (`TraceRecorder.health`), for `/ready`; undefined: no trace. */
+  readonly traceHealth?: () => TraceReadiness;
   readonly routes?: readonly ExtraRoute[];
   /** Builds links for upstream kinds other than stdio (the HTTP upstream client). */
   readonly linkFactories?: Partial<Record<UpstreamConfig['transport'], LinkFactory>>;
@@ -212,6 +215,13 @@ export class ServeGateway {
         }),
         ...(options.routes ?? []),
       ],
+      readiness: () => ({
+        upstreams: this.upstreams.status(),
+        ...(options.ledger
+          ? { ledger: { healthy: options.ledger.healthy, reason: options.ledger.unavailable?.reason } }
+          : {}),
+        ...(options.traceHealth ? { trace: options.traceHealth() } : {}),
+      }),
     });
     this.space = config.space.enabled
       ? new ServeSpace({
@@ -271,7 +281,7 @@ export class ServeGateway {
         this.#pools.set(config.name, pool);
       }
       return new SupervisedHttpUpstream({
-        router: this.router,
+        router: params.host,
         link: params.link,
         http: {
           name: config.name,
@@ -293,7 +303,7 @@ export class ServeGateway {
       });
     }
     return new SupervisedUpstream({
-      router: this.router,
+      router: params.host,
       link: params.link,
       child: {
         name: config.name,
