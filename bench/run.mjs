@@ -24,6 +24,8 @@ function usage() {
   --baseline DIR       also measure the switchboard built in DIR (a dist/ directory, e.g. of an older
                        commit) as one more variant of the stdio and http suites, interleaved with the
                        others: an A/B comparison on the same machine at the same load
+  --base REV           the git revision the ab suite builds and compares this build with
+                       (default 8184dbc, the last commit before issue 20)
   --out FILE           where to write the results (default bench/RESULTS.md)
   --no-write           print the results, do not write them
   --list               list the suites and exit`;
@@ -41,6 +43,7 @@ function parseArgs(argv) {
     keepWork: false,
     snapshot: true,
     baseline: undefined,
+    base: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -59,6 +62,7 @@ function parseArgs(argv) {
     else if (a === '--keep-work') opts.keepWork = true;
     else if (a === '--no-snapshot') opts.snapshot = false;
     else if (a === '--baseline' || a.startsWith('--baseline=')) opts.baseline = resolve(value());
+    else if (a === '--base' || a.startsWith('--base=')) opts.base = value();
     else if (a === '--help' || a === '-h') {
       console.log(usage());
       process.exit(0);
@@ -243,6 +247,8 @@ async function main() {
         workDir,
         profileDir,
         baselineCli: opts.baseline === undefined ? undefined : join(opts.baseline, 'cli/main.js'),
+        abBase: opts.base,
+        srcDirty: runMeta.machine.srcDirty,
         log: (msg) =>
           console.log(
             `[${suite.name} ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)}s load ${loadString().split(' / ')[0]}] ${msg}`,

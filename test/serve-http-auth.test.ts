@@ -142,8 +142,9 @@ describe('serve with authentication', () => {
     expect((await send(`${serve.base}/approvals`, 'GET', bearer(alice))).status).toBe(200);
   });
 
-  it('leaves /health open', async () => {
+  it('leaves /health and /ready open (probes carry no credentials)', async () => {
     expect((await send(`${serve.base}/health`, 'GET', {})).status).toBe(200);
+    expect((await send(`${serve.base}/ready`, 'GET', {})).status).toBe(200);
   });
 
   it('authenticates 2026-07-28 requests too, each principal in its own trace root', async () => {

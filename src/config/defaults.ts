@@ -45,6 +45,8 @@ export const DEFAULTS: {
   readonly upstream: {
     readonly sharing: SharingMode;
     readonly maxMessageBytes: number;
+    /** Whether `/ready` needs this upstream (see `UpstreamCommon.required`). */
+    readonly required: boolean;
     readonly restart: RestartConfig;
     /** stdio upstreams only. */
     readonly maxStdinBufferBytes: number;
@@ -83,6 +85,7 @@ export const DEFAULTS: {
   upstream: {
     sharing: 'shared',
     maxMessageBytes: 8 * MiB,
+    required: false,
     restart: {
       enabled: true,
       initialDelayMs: 250,
@@ -144,7 +147,10 @@ export function defaultConfig(options: {
     );
   }
   const memory = packageBin(DEMO_PACKAGES.memory, resolvePackage);
-  const common = { maxMessageBytes: DEFAULTS.upstream.maxMessageBytes } as const;
+  const common = {
+    maxMessageBytes: DEFAULTS.upstream.maxMessageBytes,
+    required: DEFAULTS.upstream.required,
+  } as const;
   const upstreams: StdioUpstreamConfig[] = [
     {
       name: 'everything',

@@ -44,6 +44,12 @@ interface UpstreamCommon {
   readonly name: string;
   readonly sharing: SharingMode;
   readonly maxMessageBytes: number;
+  /**
+   * Whether `GET /ready` answers 503 while this upstream cannot serve (down, starting, restarting).
+   * Default false: an upstream that is not required only makes the gateway `degraded` (200), as
+   * long as some upstream can serve (docs/observability.md, "Health and readiness").
+   */
+  readonly required: boolean;
 }
 
 export interface StdioUpstreamConfig extends UpstreamCommon {

@@ -92,6 +92,7 @@ describe('defaults', () => {
           maxStdinBufferBytes: 4 * 1024 * 1024,
           sharing: 'shared',
           maxMessageBytes: 8 * 1024 * 1024,
+          required: false,
           restart: {
             enabled: true,
             initialDelayMs: 250,
@@ -193,6 +194,7 @@ describe('a complete file', () => {
         url: 'https://mcp.example.com/mcp',
         headers: { Authorization: 'Bearer ${env:REMOTE_TOKEN}', 'X-Tenant': 'acme' },
         sharing: 'per-session',
+        required: true,
         restart: { enabled: false, maxRestarts: 3 },
       },
     },
@@ -243,6 +245,7 @@ describe('a complete file', () => {
       maxStdinBufferBytes: 1024 * 1024,
       sharing: 'shared',
       maxMessageBytes: 16 * 1024 * 1024,
+      required: false,
       restart: {
         enabled: true,
         initialDelayMs: 100,
@@ -258,6 +261,7 @@ describe('a complete file', () => {
       era: 'auto',
       sharing: 'per-session',
       maxMessageBytes: 8 * 1024 * 1024,
+      required: true,
       restart: { enabled: false, initialDelayMs: 250, maxDelayMs: 30_000, maxRestarts: 3 },
     });
     expect(config.trace).toEqual({ enabled: false, maxPayloadBytes: 65_536, payloads: 'full' });

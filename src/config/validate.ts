@@ -92,7 +92,7 @@ export const CONFIG_KEYS = {
   ],
   resumability: ['maxEventsPerSession', 'maxEventAge', 'retry'],
   timeouts: ['request', 'resetOnProgress', 'maxTotal'],
-  upstreamCommon: ['transport', 'sharing', 'maxMessageBytes', 'restart'],
+  upstreamCommon: ['transport', 'sharing', 'maxMessageBytes', 'restart', 'required'],
   stdio: ['command', 'args', 'cwd', 'env', 'passEnv', 'maxStdinBufferBytes', 'pool'],
   pool: ['max', 'idleTimeout', 'queueTimeout', 'maxQueued'],
   http: ['url', 'headers', 'era'],
@@ -313,6 +313,7 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
     name,
     sharing: c.choice(f, p, 'sharing', ['shared', 'per-session', 'pooled'] as const, d.sharing),
     maxMessageBytes: c.size(f, p, 'maxMessageBytes', d.maxMessageBytes, false),
+    required: c.boolean(f, p, 'required', d.required),
     restart: readRestart(c, f.get('restart'), [...p, 'restart']),
   };
   if (transport === 'stdio') {

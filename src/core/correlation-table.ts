@@ -21,7 +21,13 @@
 import { idKey, type RequestId } from '../protocol/jsonrpc/types.js';
 import type { ProgressToken } from '../protocol/mcp/progress.js';
 
+/** A client session's internal key (`core/session-key.ts`). */
 export type SessionKey = string;
+/**
+ * A link's id: the router's handle on one connection to an upstream, kept across restarts (a
+ * restarted connection is attached under the same id). One upstream (a configured server, by name)
+ * may have several links: one per session (`per-session`), one per child (`pooled`).
+ */
 export type LinkId = string;
 
 export interface CorrelationTimeouts {
@@ -368,7 +374,7 @@ export class CorrelationTable<C = unknown, S = unknown> {
   }
 
   /**
-   * Removes and returns everything in flight on `link` (the upstream connection died). Its id
+   * Removes and returns everything in flight on `link` (its connection died). Its id
    * counter restarts, since a new connection is a new id space.
    */
   closeLink(link: LinkId): Released<C, S> {

@@ -54,7 +54,7 @@ export interface InboundMeta {
   readonly relatedUpstreamId?: RequestId;
 }
 
-/** Why an upstream connection ended, as its transport reports it (`onclose`). */
+/** Why a link's connection ended, as its transport reports it (`onclose`). */
 export interface UpstreamClose {
   /** A human-readable reason, for logs and the errors clients get. */
   readonly reason: string;
@@ -105,7 +105,10 @@ export interface UpstreamTransport {
 /** Where a client session is in its life (the legacy handshake, then use, then the end). */
 export type SessionState = 'uninitialized' | 'initializing' | 'active' | 'closing' | 'closed';
 
-/** What the rest of the system may know about a client session. */
+/**
+ * What the rest of the system may know about a client session: read-only, and live (the core's
+ * one session object, `core/session.ts`, implements it; nobody gets a copy).
+ */
 export interface SessionView {
   /** Internal key: a valid MEUP context segment and the root of the session's trace contexts. */
   readonly key: SessionKey;
@@ -151,9 +154,12 @@ export interface OpenSession {
  * class, so that a transport can be tested against any host and the router can change shape.
  */
 export interface SessionHost {
-  /** Registers a client session whose messages go out through `params.port`. */
+  /** Registers a client session whose messages go out through `params.port`, and returns it. */
   openSession(params: OpenSession): SessionView;
-  /** The session as the core knows it now (a copy), or undefined once it is closed or unknown. */
+  /**
+   * The session, or undefined once it is closed or unknown. Live, not a copy: each read gives the
+   * session as it is then (its state, its agreed revision).
+   */
   session(key: SessionKey): SessionView | undefined;
   /**
    * Hands in one parsed message the client sent on session `key`. Never throws: a message the
@@ -175,7 +181,7 @@ export interface SessionHost {
 
 /** What an upstream supervisor says when it attaches a connection as a link. */
 export interface AddLink {
-  /** The link's id (stable across restarts of the same upstream connection slot). */
+  /** The link's id (kept across restarts: a restarted connection is attached under the same id). */
   readonly id: LinkId;
   /** The upstream's name, as the configuration names it. */
   readonly name: string;

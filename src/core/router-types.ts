@@ -61,8 +61,8 @@ export type Resolution =
   | { readonly kind: 'pending'; readonly ready: Promise<unknown> };
 
 /**
- * The routing policy of a deployment: which upstream a client message goes to and which sessions an
- * upstream message concerns. The stdio gateway's resolver is a straight pass-through; `serve`
+ * The routing policy of a deployment: which link (connection to an upstream) a client message goes
+ * to and which sessions an upstream's message concerns. The stdio gateway's resolver is a straight pass-through; `serve`
  * aggregates.
  */
 export interface RequestResolver {

@@ -22,10 +22,16 @@ export const SbErrorCode = {
   SelfApproval: 'SB_SELF_APPROVAL',
   AuditUnavailable: 'SB_AUDIT_UNAVAILABLE',
   LimitExceeded: 'SB_LIMIT_EXCEEDED',
+  /** `tape replay`: a request the tape holds no answer for (the error names the closest recorded one). */
+  TapeNoMatch: 'SB_TAPE_NO_MATCH',
   Unauthorized: 'SB_UNAUTHORIZED',
   Cancelled: 'SB_CANCELLED',
   ShuttingDown: 'SB_SHUTTING_DOWN',
   TraceStore: 'SB_TRACE_STORE',
+  /** A tape that cannot be read (the message names the file and the line). */
+  TapeInvalid: 'SB_TAPE_INVALID',
+  /** A tape export whose trace kept digests, not payloads, for some calls (`--allow-incomplete`). */
+  TapeIncomplete: 'SB_TAPE_INCOMPLETE',
   Internal: 'SB_INTERNAL',
 } as const;
 

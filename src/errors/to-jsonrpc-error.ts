@@ -21,10 +21,13 @@ const WIRE_CODE: Readonly<Record<SbErrorCode, number>> = {
   SB_SELF_APPROVAL: JsonRpcCode.Unauthorized,
   SB_AUDIT_UNAVAILABLE: JsonRpcCode.AuditUnavailable,
   SB_LIMIT_EXCEEDED: JsonRpcCode.LimitExceeded,
+  SB_TAPE_NO_MATCH: JsonRpcCode.TapeNoMatch,
   SB_UNAUTHORIZED: JsonRpcCode.Unauthorized,
   SB_CANCELLED: JsonRpcCode.RequestCancelled,
   SB_SHUTTING_DOWN: JsonRpcCode.ShuttingDown,
   SB_TRACE_STORE: JsonRpcCode.InternalError,
+  SB_TAPE_INVALID: JsonRpcCode.InternalError,
+  SB_TAPE_INCOMPLETE: JsonRpcCode.InternalError,
   SB_INTERNAL: JsonRpcCode.InternalError,
 };
 

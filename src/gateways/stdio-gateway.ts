@@ -176,7 +176,7 @@ export class StdioGateway {
       inFlight: (id) => this.#router.hasCall(this.#sessionKey, id),
       logger: options.logger,
       metrics: options.metrics,
-      revision: () => this.#router.sessionProtocol(this.#sessionKey) ?? '',
+      revision: () => this.#router.session(this.#sessionKey)?.protocolVersion ?? '',
       // Seed 002: stdio binds the JSON-RPC id as request_id (and no client_id: one client only).
       onmessage: (message, raw) =>
         runInRequestScope(

@@ -200,6 +200,33 @@ describe('TraceRecorder', () => {
     expect(metrics.get('trace_write_errors_total')).toBe(4);
   });
 
+  it('says in health how the store is doing: failures in a row and when, a full buffer', () => {
+    const store = new FakeStore();
+    const recorder = new TraceRecorder(store, { batchSize: 1000, maxBuffered: 2 });
+    expect(recorder.health).toEqual({ consecutiveFailures: 0, lastFailureAt: undefined, overflowing: false });
+    store.failing = true;
+    recorder.record(rec());
+    recorder.flush();
+    const failedAt = Date.now();
+    vi.advanceTimersByTime(1_000);
+    recorder.record(rec());
+    recorder.flush();
+    expect(recorder.health).toEqual({
+      consecutiveFailures: 2,
+      lastFailureAt: failedAt + 1_000,
+      overflowing: false,
+    });
+    // A write that succeeds ends the streak; when the last failure was stays known.
+    store.failing = false;
+    recorder.record(rec());
+    recorder.flush();
+    expect(recorder.health).toMatchObject({ consecutiveFailures: 0, lastFailureAt: failedAt + 1_000 });
+    for (let i = 0; i < 3; i++) recorder.record(rec());
+    expect(recorder.health.overflowing).toBe(true);
+    recorder.flush();
+    expect(recorder.health.overflowing).toBe(false);
+  });
+
   it('drops and counts records beyond maxBuffered instead of growing without bound', () => {
     const store = new FakeStore();
     const logger = new MemoryLogger();

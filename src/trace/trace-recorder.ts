@@ -33,6 +33,13 @@ export const TraceRecorderMetric = {
 /** Why a record was dropped (the `reason` label of `trace_records_dropped_total`). */
 export type TraceDropReason = 'store_error' | 'overflow' | 'closed';
 
+/** What `TraceRecorder.health` says (see there). */
+export interface TraceHealth {
+  readonly consecutiveFailures: number;
+  readonly lastFailureAt: number | undefined;
+  readonly overflowing: boolean;
+}
+
 /** Options of {@link TraceRecorder}; the defaults suit a busy gateway. */
 export interface TraceRecorderOptions {
   /** Flush (on the next `setImmediate`) once this many records wait. Default 256. */
@@ -74,6 +81,8 @@ export class TraceRecorder {
   #overflowing = false;
   /** Consecutive failed writes: only the first of a streak is logged as an error. */
   #failures = 0;
+  /** When the last write failed (ms since the epoch). */
+  #lastFailureAt: number | undefined;
 
   constructor(store: TraceStore, options: TraceRecorderOptions = {}) {
     this.#store = store;
@@ -85,6 +94,20 @@ export class TraceRecorder {
     this.#room = this.#maxBuffered;
     this.#deferred = isDeferredTraceStore(store) ? store : undefined;
     if (this.#deferred) this.#deferred.onWriteError = (err, lost) => this.#deferredFailed(err, lost);
+  }
+
+  /**
+   * How the store is doing, for readiness (`observe/readiness.ts`): failed writes in a row (0 once
+   * one succeeded), when the last failed, and whether the buffer is full and records are dropped.
+   * With a deferred store, what it reported since the last flush is taken into account first.
+   */
+  get health(): TraceHealth {
+    if (this.#deferred) this.#settle(this.#deferred);
+    return {
+      consecutiveFailures: this.#failures,
+      lastFailureAt: this.#lastFailureAt,
+      overflowing: this.#overflowing,
+    };
   }
 
   /** Records waiting for the next flush. */
@@ -223,6 +246,7 @@ export class TraceRecorder {
   /** A deferred store's failed write: logged here; the counts come with the next `#settle`. */
   #deferredFailed(err: Error, lost: number): void {
     this.#failures++;
+    this.#lastFailureAt = Date.now();
     const fields = { err, operation: 'append', dropped: lost, failures: this.#failures };
     if (this.#failures === 1) this.#log('error', fields, 'trace store write failed; records dropped');
     else this.#log('debug', fields, 'trace store write failed again');
@@ -271,6 +295,7 @@ export class TraceRecorder {
     this.metrics.inc(TraceRecorderMetric.WriteErrors);
     if (lost > 0) this.#drop(lost, 'store_error');
     this.#failures++;
+    this.#lastFailureAt = Date.now();
     const fields = { err, operation, dropped: lost, failures: this.#failures };
     if (this.#failures === 1) this.#log('error', fields, 'trace store write failed; records dropped');
     else this.#log('debug', fields, 'trace store write failed again');

@@ -250,6 +250,7 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
           ...specific,
           sharing: u.sharing,
           maxMessageBytes: size(u.maxMessageBytes),
+          required: u.required,
           restart,
         },
       ];

@@ -68,6 +68,7 @@ export function bridgeConfig(bridged: BridgedCommand, options: ServeOptions, dat
     restart: DEFAULTS.upstream.restart,
     sharing: DEFAULTS.upstream.sharing,
     maxMessageBytes: DEFAULTS.upstream.maxMessageBytes,
+    required: DEFAULTS.upstream.required,
   };
   return { ...base, upstreams: [upstream] };
 }
@@ -265,6 +266,7 @@ export function registerServeCommand(program: Command): void {
         taps: trace ? [trace.tap] : [],
         ...(trace ? { metricsSources: { traceQueue: () => trace.recorder.pending } } : {}),
         ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
+        ...(trace ? { traceHealth: () => trace.recorder.health } : {}),
         space: {
           ...(authenticator ? { authenticate: authenticator } : {}),
           ...(trace ? { trace: trace.recorder } : {}),

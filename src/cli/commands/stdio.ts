@@ -103,7 +103,7 @@ export function urlUpstreamName(url: URL): string {
 }
 
 /** `--url`: an http or https URL. */
-function parseUpstreamUrl(value: string): string {
+export function parseUpstreamUrl(value: string): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -142,7 +142,7 @@ export function resolveHeaders(given: readonly string[], env: NodeJS.ProcessEnv)
 }
 
 /** `--max-json-depth`: an integer within the range every walker of the gateway survives. */
-function parseJsonDepth(value: string): number {
+export function parseJsonDepth(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < MIN_JSON_DEPTH_LIMIT || n > MAX_JSON_DEPTH_LIMIT)
     throw new InvalidArgumentError(

@@ -10,6 +10,7 @@ import { type Tap, TapBus } from '../../core/taps.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
 import { GatewayMetrics, type GatewaySources } from '../../observe/prometheus/gateway-metrics.js';
+import type { TraceReadiness } from '../../observe/readiness.js';
 import { ApprovalRegistry } from '../../policy/approvals.js';
 import { PolicyEngine } from '../../policy/policy-engine.js';
 import type { JsonObject } from '../../protocol/jsonrpc/types.js';
@@ -55,6 +56,8 @@ export interface ServeGatewayOptions {
   readonly authenticate?: Authenticate;
   /** The audit ledger; undefined when it is disabled. */
   readonly ledger?: AuditSink;
+  /** How the trace store is doing (`TraceRecorder.health`), for `/ready`; undefined: no trace. */
+  readonly traceHealth?: () => TraceReadiness;
   readonly routes?: readonly ExtraRoute[];
   /** Builds links for upstream kinds other than stdio (the HTTP upstream client). */
   readonly linkFactories?: Partial<Record<UpstreamConfig['transport'], LinkFactory>>;
@@ -238,6 +241,13 @@ export class ServeGateway {
           : []),
         ...(options.routes ?? []),
       ],
+      readiness: () => ({
+        upstreams: this.upstreams.status(),
+        ...(options.ledger
+          ? { ledger: { healthy: options.ledger.healthy, reason: options.ledger.unavailable?.reason } }
+          : {}),
+        ...(options.traceHealth ? { trace: options.traceHealth() } : {}),
+      }),
     });
     this.metricsListener =
       this.prometheus && config.observe.metrics.listen
@@ -303,7 +313,7 @@ export class ServeGateway {
       sources: {
         callsInFlight: () => this.router.callsInFlight,
         upstreamRequestsPending: () => this.router.pendingRequests,
-        sessionProtocol: (key) => this.router.sessionProtocol(key),
+        sessionProtocol: (key) => this.router.session(key)?.protocolVersion,
         upstreams: () =>
           config.upstreams.map((u) => {
             const version = this.upstreams.known(u.name)?.protocolVersion;
@@ -362,7 +372,7 @@ export class ServeGateway {
         this.#pools.set(config.name, pool);
       }
       return new SupervisedHttpUpstream({
-        router: this.router,
+        router: params.host,
         link: params.link,
         http: {
           name: config.name,
@@ -384,7 +394,7 @@ export class ServeGateway {
       });
     }
     return new SupervisedUpstream({
-      router: this.router,
+      router: params.host,
       link: params.link,
       child: {
         name: config.name,

@@ -73,6 +73,7 @@ function make(bounds: { max?: number; queueTimeoutMs?: number } = {}) {
       maxQueued: 10,
     },
     maxMessageBytes: 64 * 1024,
+    required: false,
     maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
     command: process.execPath,
     args: ['-e', SERVER],

@@ -47,15 +47,23 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function make(options: { maxRestarts?: number; initialDelayMs?: number; readyTimeoutMs?: number } = {}) {
+function make(
+  options: {
+    maxRestarts?: number;
+    initialDelayMs?: number;
+    readyTimeoutMs?: number;
+    sharing?: 'shared' | 'per-session';
+  } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'sb-manager-'));
   dirs.push(dir);
   const doomed = join(dir, 'doomed');
   const config: StdioUpstreamConfig = {
     name: 'up',
     transport: 'stdio',
-    sharing: 'shared',
+    sharing: options.sharing ?? 'shared',
     maxMessageBytes: 64 * 1024,
+    required: false,
     maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
     command: process.execPath,
     args: ['-e', SERVER, doomed],
@@ -101,7 +109,7 @@ function make(options: { maxRestarts?: number; initialDelayMs?: number; readyTim
     ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
     makeLink: (params) =>
       new SupervisedUpstream({
-        router,
+        router: params.host,
         link: params.link,
         child: {
           name: config.name,
@@ -211,5 +219,48 @@ describe('UpstreamManager across a restart', () => {
         }),
       { timeout: 5_000 },
     );
+  });
+});
+
+describe('UpstreamManager.status (what /ready reports)', () => {
+  it('follows a shared upstream through a crash and its restart: ready, restarting with why, ready again', async () => {
+    const h = make({ initialDelayMs: 400 });
+    const before = Date.now();
+    await h.manager.start();
+    const first = h.manager.status();
+    expect(first).toEqual([
+      { name: 'up', required: false, state: 'ready', era: 'legacy', restarts: 0, since: expect.any(Number) },
+    ]);
+    expect(first[0]!.since).toBeGreaterThanOrEqual(before);
+    h.call(1, 'crash');
+    await vi.waitFor(() => expect(h.answer(1)).toBeDefined());
+    const restarting = h.manager.status()[0]!;
+    expect(restarting).toMatchObject({ state: 'restarting', lastError: expect.stringMatching(/3/) });
+    expect(restarting.since).toBeGreaterThanOrEqual(first[0]!.since!);
+    await vi.waitFor(() => expect(h.manager.status()[0]?.state).toBe('ready'), { timeout: 8_000 });
+    // The reason of the last close stays for the operator; the restart is counted.
+    expect(h.manager.status()[0]).toMatchObject({ restarts: 1, lastError: restarting.lastError });
+  });
+
+  it('says down, with why, once the restarts give up', async () => {
+    const h = make({ maxRestarts: 1, initialDelayMs: 50 });
+    await h.manager.start();
+    h.doom();
+    h.call(1, 'crash');
+    await vi.waitFor(() => expect(h.manager.status()[0]?.state).toBe('down'), { timeout: 8_000 });
+    expect(h.manager.status()[0]?.lastError).toMatch(/exit|code/);
+  });
+
+  it("says idle for a per-session upstream with no session, and follows a session's connection", async () => {
+    const h = make({ sharing: 'per-session' });
+    await h.manager.start();
+    expect(h.manager.status()).toEqual([{ name: 'up', required: false, state: 'idle', restarts: 0 }]);
+    const lookup = h.manager.linkFor('up', SESSION);
+    expect(lookup.kind).toBe('pending');
+    expect(h.manager.status()[0]?.state).toBe('starting');
+    await pendingWait(lookup);
+    expect(h.manager.status()[0]).toMatchObject({ state: 'ready', era: 'legacy' });
+    await h.manager.closeSession(SESSION);
+    expect(h.manager.status()[0]?.state).toBe('idle');
   });
 });

@@ -14,14 +14,16 @@
 import { DEFAULTS } from '../../config/defaults.js';
 import type { SharingMode, UpstreamConfig } from '../../config/types.js';
 import type { LinkId, SessionKey } from '../../core/correlation-table.js';
-import type { UpstreamClose } from '../../core/ports.js';
+import type { LinkHost, UpstreamClose } from '../../core/ports.js';
 import type { Router } from '../../core/router.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { gatewayError } from '../../errors/to-jsonrpc-error.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
+import type { UpstreamReadyState, UpstreamStatus } from '../../observe/readiness.js';
 import type { JsonObject } from '../../protocol/jsonrpc/types.js';
 import { LATEST_LEGACY_REVISION } from '../../protocol/mcp/revisions.js';
+import { LinkStates } from './link-states.js';
 import { UpstreamPool } from './upstream-pool.js';
 
 /** A started upstream connection whose lifecycle a supervisor owns. */
@@ -38,6 +40,11 @@ export interface SupervisedLink {
 export interface LinkFactoryParams {
   readonly config: UpstreamConfig;
   readonly link: LinkId;
+  /**
+   * Where the supervisor attaches the link: the router, observed so that the manager knows each
+   * link's state, since when, and why it last closed (`status`).
+   */
+  readonly host: LinkHost;
   /** Runs after each (re)start before traffic flows: the MCP handshake. */
   readonly initialize: (restart: number) => Promise<void>;
   /** The connection is gone for good. */
@@ -80,6 +87,15 @@ interface Upstream {
   known?: InitializeResult;
 }
 
+/** Which state wins when an upstream has several connections (lower is better). */
+const RANK: Readonly<Record<UpstreamReadyState, number>> = {
+  ready: 0,
+  idle: 1,
+  starting: 2,
+  restarting: 3,
+  down: 4,
+};
+
 export type LinkLookup =
   | { readonly kind: 'ready'; readonly link: LinkId }
   | { readonly kind: 'pending'; readonly ready: Promise<unknown> }
@@ -113,9 +129,15 @@ export class UpstreamManager {
   #closed = false;
   /** Per-session connections being closed: `close()` waits for them too. */
   readonly #closing = new Set<Promise<void>>();
+  /** What each link has been doing, for readiness (`status`). */
+  readonly #states: LinkStates;
+  /** The router as the supervisors see it: each link call noted in `#states` first. */
+  readonly #host: LinkHost;
 
   constructor(options: UpstreamManagerOptions) {
     this.#o = options;
+    this.#states = new LinkStates();
+    this.#host = this.#states.observe(options.router);
     for (const config of options.upstreams)
       this.#upstreams.set(config.name, { config, perSession: new Map() });
   }
@@ -273,6 +295,48 @@ export class UpstreamManager {
   }
 
   /**
+   * Each upstream as readiness sees it (`observe/readiness.ts`): a shared upstream is its one
+   * connection; a per-session or pooled one is the best of its connections now (`ready` if any is),
+   * and `idle` while it has none, since the gateway starts one when a session needs it.
+   */
+  status(): UpstreamStatus[] {
+    return [...this.#upstreams.values()].map((upstream) => {
+      const { config } = upstream;
+      const connections: Connection[] = upstream.shared
+        ? [upstream.shared]
+        : upstream.pool
+          ? [...upstream.pool.children]
+          : [...upstream.perSession.values()];
+      const base = { name: config.name, required: config.required };
+      let best: { connection: Connection; state: UpstreamReadyState } | undefined;
+      for (const connection of connections) {
+        const state = this.#stateOf(connection);
+        if (best === undefined || RANK[state] < RANK[best.state]) best = { connection, state };
+      }
+      if (best === undefined) return { ...base, state: 'idle', restarts: 0 };
+      const record = this.#states.get(best.connection.link);
+      const era = config.transport === 'stdio' ? 'legacy' : best.connection.supervisor.era;
+      return {
+        ...base,
+        state: best.state,
+        restarts: record?.restarts ?? 0,
+        ...(era === undefined ? {} : { era }),
+        ...(record === undefined ? {} : { since: record.since }),
+        ...(record?.lastError === undefined ? {} : { lastError: record.lastError }),
+      };
+    });
+  }
+
+  /** One connection's state: what its supervisor last did with the link, or that it stopped. */
+  #stateOf(connection: Connection): UpstreamReadyState {
+    if (connection.stopped !== undefined) return 'down';
+    const phase = this.#states.get(connection.link)?.phase;
+    if (phase === undefined) return 'starting';
+    // Ready in the router's sense too: the supervisor marks a link ready only after the handshake.
+    return phase;
+  }
+
+  /**
    * Closes the per-session connections of a session that ended, and gives back the pooled children
    * it held (as tainted: its calls were cut short, so those children are retired).
    */
@@ -283,7 +347,11 @@ export class UpstreamManager {
       const connection = upstream.perSession.get(session);
       if (!connection) continue;
       upstream.perSession.delete(session);
-      const done = connection.supervisor.close().catch(() => undefined);
+      // Once closed: the close itself is noted (the link goes down) and must not outlive it.
+      const done = connection.supervisor
+        .close()
+        .catch(() => undefined)
+        .finally(() => this.#states.forget(connection.link));
       this.#closing.add(done);
       void done.finally(() => this.#closing.delete(done));
       closing.push(done);
@@ -331,6 +399,7 @@ export class UpstreamManager {
       },
       retire: (child) => {
         this.#links.delete(child.link);
+        this.#states.forget(child.link);
         const done = child.supervisor.close().catch(() => undefined);
         this.#closing.add(done);
         void done.finally(() => this.#closing.delete(done));
@@ -365,6 +434,7 @@ export class UpstreamManager {
     });
     // A rejection nobody awaits yet must not crash the process.
     ready.catch(() => undefined);
+    this.#states.starting(link);
     const params: JsonObject = initializeParams ?? {
       protocolVersion: LATEST_LEGACY_REVISION,
       capabilities: GATEWAY_CLIENT_CAPABILITIES,
@@ -376,6 +446,7 @@ export class UpstreamManager {
       supervisor: o.makeLink({
         config: upstream.config,
         link,
+        host: this.#host,
         initialize: async (restart) => {
           const reply = await o.router.requestUpstream(link, 'initialize', params, {
             bypassQueue: true,
@@ -405,6 +476,10 @@ export class UpstreamManager {
         },
         onstop: (close) => {
           connection.stopped = `upstream ${upstream.config.name} stopped: ${close.reason}`;
+          // A pooled child that stopped leaves the pool for good, and children are numbered anew:
+          // its record would only grow the map.
+          if (pooled) this.#states.forget(link);
+          else this.#states.stopped(link, close.reason);
           settle.reject(
             gatewayError(SbErrorCode.UpstreamUnavailable, connection.stopped, {
               upstream: upstream.config.name,
@@ -418,6 +493,8 @@ export class UpstreamManager {
     connection.supervisor.start().catch((error: unknown) => {
       const reason = error instanceof Error ? error.message : String(error);
       connection.stopped = `upstream ${upstream.config.name} could not start: ${reason}`;
+      if (pooled) this.#states.forget(link);
+      else this.#states.stopped(link, `could not start: ${reason}`);
       o.logger.error({ upstream: upstream.config.name, err: reason }, 'upstream could not start');
       o.metrics.inc('upstream_start_failures_total', { upstream: upstream.config.name });
       upstream.pool?.childStopped(connection);

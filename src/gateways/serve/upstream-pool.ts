@@ -7,7 +7,7 @@
  * gateway guesses from the calls in flight, and when calls of several sessions overlap it cannot
  * tell, so it answers -32008 (`SB_UNROUTABLE`). Here a child is *leased* to a session while that
  * session has calls routed to it (a lease per in-flight period, not per session life): all calls in
- * flight on a child belong to its one holder, and the router's attribution (`Router.#attribute`)
+ * flight on a child belong to its one holder, and the router's attribution (`UpstreamInbound.#attribute`)
  * is never ambiguous. Several clients share fewer children than `per-session` would need, and the
  * pool never holds more than `max`.
  *

@@ -21,6 +21,8 @@ export const JsonRpcCode = {
   Unauthorized: -32009,
   /** `SB_SHUTTING_DOWN`: the gateway is draining; the request was refused or cut short. */
   ShuttingDown: -32010,
+  /** `SB_TAPE_NO_MATCH`: `tape replay` holds no recorded answer for the request. */
+  TapeNoMatch: -32011,
   /** LSP's RequestCancelled: recorded for a request its client cancelled; never sent to anyone. */
   RequestCancelled: -32800,
   /** MCP 2026-07-28. */

@@ -33,11 +33,12 @@ import type { SessionHost } from '../../../core/ports.js';
 import { LogThrottle } from '../../../observe/log-throttle.js';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
+import { type ReadinessSnapshot, readinessOf } from '../../../observe/readiness.js';
 import { JsonRpcCode } from '../../../protocol/jsonrpc/codes.js';
 import { MODERN_REVISION } from '../../../protocol/mcp/revisions.js';
 import type { EventStore } from '../events/event-store.js';
 import { formatComment } from '../sse/sse-writer.js';
-import { drainingHealth, refuseWhileDraining } from './drain-gate.js';
+import { DRAIN_RETRY_AFTER_S, drainingHealth, refuseWhileDraining } from './drain-gate.js';
 import { HostOriginGuard } from './http-guards.js';
 import {
   type EndpointRequest,
@@ -84,6 +85,11 @@ export interface McpHttpServerOptions {
   readonly metrics: Metrics;
   readonly authenticate?: Authenticate;
   readonly routes?: readonly ExtraRoute[];
+  /**
+   * What `GET /ready` is decided from, besides the drain this server knows itself (see
+   * `observe/readiness.ts`); without it, `/ready` only says whether the gateway drains.
+   */
+  readonly readiness?: () => Omit<ReadinessSnapshot, 'now' | 'draining'>;
   readonly gatewayVersion: string;
   /** What the 2026-07-28 endpoint needs from the deployment (`server/discover`, `Mcp-Param-*`). */
   readonly modern: Pick<
@@ -401,7 +407,11 @@ export class McpHttpServer implements UpgradeRoutes {
     return this.#endpoint({ req, res, endpoint, principal: 'local', roles: [], path }, kind);
   }
 
-  /** A path that is no MCP endpoint: `/health`, the extra routes, else 404. */
+  /**
+   * A path that is no MCP endpoint: `/health`, `/ready`, the extra routes, else 404. Both probes
+   * come after the Host and Origin guards and before authentication, like a load balancer's or an
+   * orchestrator's probe, which carries no credentials (docs/observability.md).
+   */
   async #other(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     if (path === '/health' && req.method === 'GET') {
       if (this.#draining) return drainingHealth(res, this.#registry.size);
@@ -409,6 +419,7 @@ export class McpHttpServer implements UpgradeRoutes {
       res.end(JSON.stringify({ status: 'ok', sessions: this.#registry.size }));
       return;
     }
+    if (path === '/ready' && req.method === 'GET') return this.#ready(res);
     for (const route of this.#o.routes ?? []) if (await route(req, res, path)) return;
     sendJsonRpcError(
       res,
@@ -416,6 +427,26 @@ export class McpHttpServer implements UpgradeRoutes {
       JsonRpcCode.InvalidRequest,
       `Not Found: ${path.slice(0, 200)} (MCP endpoints: /mcp, /servers/<name>/mcp; 2024-11-05 HTTP+SSE: /sse, /servers/<name>/sse)`,
     );
+  }
+
+  /**
+   * `GET /ready`: 200 when the gateway can serve (`ready`, or `degraded` with what is missing), 503
+   * with the problems otherwise (`observe/readiness.ts` has the rule).
+   */
+  #ready(res: ServerResponse): void {
+    const readiness = readinessOf({
+      upstreams: [],
+      ...this.#o.readiness?.(),
+      now: Date.now(),
+      draining: this.#draining,
+    });
+    const ready = readiness.status !== 'not_ready';
+    res.writeHead(ready ? 200 : 503, {
+      'content-type': 'application/json',
+      'cache-control': 'no-store',
+      ...(this.#draining ? { 'retry-after': String(DRAIN_RETRY_AFTER_S) } : {}),
+    });
+    res.end(JSON.stringify({ ...readiness, sessions: this.#registry.size }));
   }
 
   async #authenticated(
