@@ -314,15 +314,20 @@ export class ServeGateway {
         callsInFlight: () => this.router.callsInFlight,
         upstreamRequestsPending: () => this.router.pendingRequests,
         sessionProtocol: (key) => this.router.session(key)?.protocolVersion,
-        upstreams: () =>
-          config.upstreams.map((u) => {
+        upstreams: () => {
+          // The manager's view, the one /ready reports, so both speak alike.
+          const states = new Map(this.upstreams.status().map((s) => [s.name, s.state]));
+          return config.upstreams.map((u) => {
             const version = this.upstreams.known(u.name)?.protocolVersion;
+            const state = states.get(u.name);
             return {
               name: u.name,
               sharing: u.sharing,
               ...(version === undefined ? {} : { protocolVersion: version }),
+              ...(state === undefined ? {} : { state }),
             };
-          }),
+          });
+        },
         httpStreams: () => {
           let legacy = 0;
           for (const session of this.http.sessions.all()) legacy += session.openStreams;

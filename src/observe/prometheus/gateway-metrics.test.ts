@@ -272,6 +272,8 @@ describe('GatewayMetrics', () => {
         upstreams: () => [
           { name: 'alpha', sharing: 'shared', protocolVersion: '2025-06-18' },
           { name: 'beta', sharing: 'per-session' },
+          // A state the composition knows wins over what the links imply.
+          { name: 'gamma', sharing: 'shared', state: 'restarting' },
         ],
         httpStreams: () => ({ legacy: 4, modern: 1 }),
         resumption: () => ({ events: 7, bytes: 700, streams: 2 }),
@@ -296,6 +298,7 @@ describe('GatewayMetrics', () => {
     expect(value(text, 'switchboard_upstream_state{upstream="alpha",state="ready"}')).toBe(1);
     expect(value(text, 'switchboard_upstream_state{upstream="alpha",state="down"}')).toBe(0);
     expect(value(text, 'switchboard_upstream_state{upstream="beta",state="idle"}')).toBe(1);
+    expect(value(text, 'switchboard_upstream_state{upstream="gamma",state="restarting"}')).toBe(1);
     expect(
       value(text, 'switchboard_upstream_info{upstream="alpha",protocol_version="2025-06-18",era="legacy"}'),
     ).toBe(1);

@@ -21,7 +21,7 @@ import {
   OPENMETRICS_CONTENT_TYPE,
   PROMETHEUS_CONTENT_TYPE,
 } from './exposition.js';
-import { UPSTREAM_STATES, UpstreamStates } from './upstream-states.js';
+import { UPSTREAM_STATES, type UpstreamState, UpstreamStates } from './upstream-states.js';
 
 /** An upstream as the state gauges see it. */
 export interface UpstreamSample {
@@ -30,6 +30,11 @@ export interface UpstreamSample {
   readonly sharing: string;
   /** The protocol version its last `initialize` agreed, once known. */
   readonly protocolVersion?: string;
+  /**
+   * Its state as the composition knows it (`serve`: the upstream manager's, the one `/ready`
+   * reports); when absent, the state the router's link changes imply (`upstream-states.ts`).
+   */
+  readonly state?: UpstreamState;
 }
 
 /**
@@ -226,7 +231,7 @@ export class GatewayMetrics {
         collect() {
           this.reset();
           for (const upstream of upstreams()) {
-            const now = states.state(upstream.name, upstream.sharing);
+            const now = upstream.state ?? states.state(upstream.name, upstream.sharing);
             for (const state of UPSTREAM_STATES)
               this.set({ upstream: upstream.name, state }, state === now ? 1 : 0);
           }
