@@ -5,6 +5,7 @@
  */
 
 import type { TracePayloadMode } from '../trace/payload-mode.js';
+import type { MetricsConfig } from './sections/metrics.js';
 import type { SpaceConfig } from './sections/space.js';
 
 /**
@@ -187,6 +188,14 @@ export interface GatewayConfig {
   readonly audit: AuditConfig;
   /** The MEUP space on `serve` (docs/space.md). */
   readonly space: SpaceConfig;
+  /** How the gateway is watched: the Prometheus endpoint (docs/observability.md). */
+  readonly observe: ObserveConfig;
+}
+
+/** The `observe` section (`sections/observe.ts`). */
+export interface ObserveConfig {
+  /** `GET /metrics` on `serve` (`sections/metrics.ts`). */
+  readonly metrics: MetricsConfig;
 }
 
 // ------------------------------------------------------------------ authentication

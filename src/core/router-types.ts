@@ -14,6 +14,7 @@ import type {
   JsonRpcResponse,
 } from '../protocol/jsonrpc/types.js';
 import type { CorrelationTimeouts, LinkId, SessionKey } from './correlation-table.js';
+import type { CallObserver } from './observations.js';
 import type { SessionView } from './ports.js';
 import type { TapBus } from './taps.js';
 
@@ -153,6 +154,11 @@ export interface RouterOptions {
    * `DEFAULT_MAX_JSON_DEPTH`. A deeper response fails the call it answers.
    */
   readonly maxJsonDepth?: number;
+  /**
+   * Who hears of client calls, upstream requests and sessions as they start and end (metrics,
+   * tracing; `observations.ts`). More can be added later (`Router.observations.add`).
+   */
+  readonly observers?: readonly CallObserver[];
 }
 
 /**

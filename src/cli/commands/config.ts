@@ -296,7 +296,23 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
     policy: policyShape(config.policy),
     audit: auditShape(config.audit),
     space: spaceShape(config.space),
+    observe: {
+      metrics: {
+        enabled: config.observe.metrics.enabled,
+        role: config.observe.metrics.role,
+        ...(config.observe.metrics.listen === undefined
+          ? {}
+          : { listen: listenText(config.observe.metrics.listen) }),
+        principalLabel: config.observe.metrics.principalLabel,
+        maxPrincipals: config.observe.metrics.maxPrincipals,
+      },
+    },
   };
+}
+
+/** `host:port`, an IPv6 host in brackets, as `observe.metrics.listen` is written. */
+function listenText(listen: { readonly host: string; readonly port: number }): string {
+  return listen.host.includes(':') ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
 }
 
 /** `auth`: tokens by their sha256 (never a token), `jwt` with its keys as the file writes them. */

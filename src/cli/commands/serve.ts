@@ -264,6 +264,7 @@ export function registerServeCommand(program: Command): void {
         ...(authenticator ? { authenticate: authenticator } : {}),
         ...(ledger ? { ledger } : {}),
         taps: trace ? [trace.tap] : [],
+        ...(trace ? { metricsSources: { traceQueue: () => trace.recorder.pending } } : {}),
         ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
         ...(trace ? { traceHealth: () => trace.recorder.health } : {}),
         space: {
@@ -302,6 +303,11 @@ export function registerServeCommand(program: Command): void {
           `switchboard: serving MCP on http://${host}:${address.port}/mcp (upstreams: ${config.upstreams.map((u) => u.name).join(', ')}); ` +
             `clients of the 2024-11-05 HTTP+SSE transport: http://${host}:${address.port}/sse`,
         );
+        const metricsAt = gateway.metricsAddress ?? (gateway.prometheus ? address : undefined);
+        if (metricsAt) {
+          const metricsHost = metricsAt.family === 'IPv6' ? `[${metricsAt.address}]` : metricsAt.address;
+          console.error(`switchboard: Prometheus metrics on http://${metricsHost}:${metricsAt.port}/metrics`);
+        }
       } catch (error) {
         logger.error(
           { err: error instanceof Error ? error.message : String(error) },

@@ -307,6 +307,11 @@ export class McpHttpServer implements UpgradeRoutes {
     return this.#registry;
   }
 
+  /** Open streams of the 2026-07-28 endpoint (the legacy ones: `sessions`), for the metrics. */
+  get modernStreams(): number {
+    return this.#modern.openStreams;
+  }
+
   get httpServer(): Server {
     return this.#server;
   }
