@@ -77,6 +77,7 @@ import {
   type RequestResolver,
   type Resolution,
   type RouterOptions,
+  type TraceContextWriter,
   type UpstreamReply,
 } from './router-types.js';
 import { INTERNAL_SESSION } from './session-key.js';
@@ -92,9 +93,11 @@ export {
   DEFAULT_MAX_PENDING_ROUTES,
   type LocalAnswer,
   type LocalCall,
+  type OutboundRequestHop,
   type RequestResolver,
   type Resolution,
   type RouterOptions,
+  type TraceContextWriter,
   type UpstreamReply,
 } from './router-types.js';
 export { INTERNAL_SESSION } from './session-key.js';
@@ -329,6 +332,8 @@ export class Router implements SessionHost, LinkHost {
   readonly #maxQueued: number;
   readonly #maxPendingRoutes: number;
   readonly #maxJsonDepth: number | undefined;
+  /** Writes the gateway's trace context into the requests it sends (OpenTelemetry on), else undefined. */
+  readonly #traceContext: TraceContextWriter | undefined;
   #internalCounter = 0;
   /**
    * The interceptors with an `admit`, and those with a `complete`, in the order they were added.
@@ -357,6 +362,7 @@ export class Router implements SessionHost, LinkHost {
     this.#maxQueued = options.maxQueuedPerLink ?? 10_000;
     this.#maxPendingRoutes = options.maxPendingRoutes ?? DEFAULT_MAX_PENDING_ROUTES;
     this.#maxJsonDepth = options.maxJsonDepth;
+    this.#traceContext = options.traceContext;
     for (const interceptor of options.interceptors ?? []) this.addInterceptor(interceptor);
   }
 
@@ -2130,6 +2136,18 @@ export class Router implements SessionHost, LinkHost {
     },
     given?: string,
   ): void {
+    if (this.#traceContext !== undefined && isRequest(message)) {
+      const traced = this.#traceContext.toClient(message, {
+        id: trace.id,
+        context: trace.context,
+        correlation: trace.correlation,
+        ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
+      });
+      if (traced !== message) {
+        message = traced;
+        given = undefined;
+      }
+    }
     let json: string;
     try {
       json = given ?? JSON.stringify(message);
@@ -2181,6 +2199,13 @@ export class Router implements SessionHost, LinkHost {
     },
     bypassQueue = false,
   ): boolean {
+    if (this.#traceContext !== undefined && isRequest(message))
+      message = this.#traceContext.toUpstream(message, {
+        id: trace.id,
+        context: trace.context,
+        correlation: trace.correlation,
+        upstream: link.name,
+      });
     let json: string;
     try {
       json = JSON.stringify(message);

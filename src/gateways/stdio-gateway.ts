@@ -27,7 +27,7 @@ import { POLICY_DEFAULTS } from '../config/sections/policy.js';
 import type { CorrelationTimeouts } from '../core/correlation-table.js';
 import { PassthroughResolver } from '../core/passthrough-resolver.js';
 import type { UpstreamClose } from '../core/ports.js';
-import { Router } from '../core/router.js';
+import { Router, type TraceContextWriter } from '../core/router.js';
 import { newSessionKey } from '../core/session-key.js';
 import { type Tap, TapBus } from '../core/taps.js';
 import type { Logger } from '../observe/logger.js';
@@ -94,6 +94,8 @@ export interface StdioGatewayOptions {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly taps?: readonly Tap[];
+  /** Writes the gateway's trace context into what it sends (OpenTelemetry on); see `RouterOptions`. */
+  readonly traceContext?: TraceContextWriter;
   /** Told about the session at start and at end (the trace's session table). */
   readonly onSession?: (info: TraceSessionInfo) => void;
   /**
@@ -134,6 +136,7 @@ export class StdioGateway {
       logger: options.logger,
       metrics: options.metrics,
       taps,
+      ...(options.traceContext === undefined ? {} : { traceContext: options.traceContext }),
       ...(options.timeouts ? { timeouts: options.timeouts } : {}),
       ...(options.maxJsonDepth === undefined ? {} : { maxJsonDepth: options.maxJsonDepth }),
     });

@@ -19,9 +19,11 @@ import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js
 import { ServeGateway } from '../../gateways/serve/serve-gateway.js';
 import { createLogger, type LogLevel } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
+import { traceApprovals, tracedAuditSink } from '../../observe/otel/governance-spans.js';
 import { dataDirOf } from '../global-options.js';
 import { openServeLedger } from '../ledger-setup.js';
 import { collect, collectKeyValue, parseLogLevel, parseNonNegativeInt } from '../options.js';
+import { type OtelRuntime, openOtel, sessionReporter } from '../otel-setup.js';
 import { checkPortFree } from '../port-check.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
@@ -253,17 +255,37 @@ export function registerServeCommand(program: Command): void {
           return;
         }
       }
+      let otel: OtelRuntime | undefined;
+      try {
+        otel = await openOtel(config.observe.otel, process.env, {
+          logger,
+          version: readPackageVersion(),
+          upstreamUrls: Object.fromEntries(
+            config.upstreams.flatMap((u) => (u.transport === 'http' ? [[u.name, u.url]] : [])),
+          ),
+        });
+      } catch (error) {
+        console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
+        trace?.recorder.close();
+        await ledger?.close().catch(() => undefined);
+        process.exitCode = 2;
+        setTimeout(() => process.exit(2), 50).unref();
+        return;
+      }
       // Without an auth section every caller is `local` (the configuration then allows loopback only).
       const authenticator = config.auth ? createAuthenticator(config.auth, { logger, metrics }) : undefined;
+      const onSession = sessionReporter(otel, trace ? (info) => trace.recorder.session(info) : undefined);
       const gateway = new ServeGateway({
         config,
         version: readPackageVersion(),
         logger,
         metrics,
         ...(authenticator ? { authenticate: authenticator } : {}),
-        ...(ledger ? { ledger } : {}),
-        taps: trace ? [trace.tap] : [],
-        ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
+        ...(ledger ? { ledger: otel ? tracedAuditSink(ledger, otel.spans) : ledger } : {}),
+        // OpenTelemetry's tap first: a call's span is open before anything else sees its hops.
+        taps: [...(otel ? [otel.spans] : []), ...(trace ? [trace.tap] : [])],
+        ...(otel ? { traceContext: otel.spans } : {}),
+        ...(onSession ? { onSession } : {}),
         space: {
           ...(authenticator ? { authenticate: authenticator } : {}),
           ...(trace ? { trace: trace.recorder } : {}),
@@ -276,6 +298,7 @@ export function registerServeCommand(program: Command): void {
         await gateway.close();
         authenticator?.close();
         trace?.recorder.close();
+        await otel?.shutdown();
         // The records of the last calls are written, and a final checkpoint signed, before exiting.
         await ledger
           ?.close()
@@ -284,6 +307,7 @@ export function registerServeCommand(program: Command): void {
           );
         setTimeout(() => process.exit(0), 50).unref();
       };
+      if (otel) traceApprovals(gateway.approvals, otel.spans);
       handleShutdownSignals((signal) => void stop(signal), logger);
       try {
         const address = await gateway.start();
@@ -309,6 +333,7 @@ export function registerServeCommand(program: Command): void {
         await gateway.close().catch(() => undefined);
         authenticator?.close();
         trace?.recorder.close();
+        await otel?.shutdown();
         await ledger?.close().catch(() => undefined);
         process.exitCode = 1;
         setTimeout(() => process.exit(1), 50).unref();
