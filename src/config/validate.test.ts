@@ -117,6 +117,7 @@ describe('defaults', () => {
         minFreeBytes: 64 * 1024 * 1024,
       },
       space: SPACE_DEFAULTS,
+      observe: { otel: { headers: {}, resourceAttributes: {}, forwardBaggage: false } },
     });
   });
 
@@ -989,7 +990,7 @@ describe('unknown keys', () => {
         'one of the keys allowed in server: host, port, maxBodyBytes, maxStreamBufferBytes, maxJsonDepth, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
-      'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',
+      'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space, observe',
     );
   });
 });
