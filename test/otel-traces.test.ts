@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from './support/cli.js';
+import { ROOT, runCli } from './support/cli.js';
 import {
   type OtlpReceiver,
   type ReceivedSpan,
@@ -80,6 +80,7 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry over OTLP 
   const headerSpan = hex(8);
   const sampledMeta: Record<string, unknown>[] = [];
   const results: Record<string, unknown> = {};
+  let sessionId = '';
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
@@ -122,6 +123,7 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry over OTLP 
       .callTool({ name: 'nobody__report', arguments: {} })
       .catch((e: unknown) => e);
     results.ask = await client.callTool({ name: 's__ask', arguments: {} });
+    sessionId = transport.sessionId ?? '';
     await transport.terminateSession().catch(() => undefined);
     await client.close();
     // Stopping the gateway flushes what it has not exported yet.
@@ -250,6 +252,18 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry over OTLP 
     expect(toClient?.name).toBe('sampling/createMessage');
     expect(sampledMeta[0]?.traceparent).toBe(traceparentOf(toClient!));
     expect(toClient?.attributes['switchboard.envelope.id']).toBe(call.attributes['switchboard.envelope.id']);
+  });
+
+  it('keeps the trace id and span id of each call in the MEUP trace, which trace show prints', async () => {
+    const server = serverSpan('tools/call s__report');
+    const envelope = String(server.attributes['switchboard.envelope.id']);
+    const shown = await runCli(['trace', 'show', sessionId, '--data-dir', gateway.dataDir]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`  ${envelope}  ${server.traceId}  ${server.spanId}\n`);
+    // The envelope id on the span is the one `trace follow` takes.
+    const followed = await runCli(['trace', 'follow', envelope, '--json', '--data-dir', gateway.dataDir]);
+    expect(followed.code).toBe(0);
+    expect(followed.stdout).toContain('"method":"tools/call"');
   });
 
   it('exports the duration histograms of the conventions, in seconds, with their bucket advice', () => {

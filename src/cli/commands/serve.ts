@@ -15,6 +15,7 @@ import { formatConfigIssues, loadConfigFile, parseConfigText } from '../../confi
 import { importMcpJson, renderUpstreamsYaml } from '../../config/mcp-json-import.js';
 import type { GatewayConfig, StdioUpstreamConfig } from '../../config/types.js';
 import type { ConfigIssue } from '../../config/validate.js';
+import type { HopEvent } from '../../core/taps.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { ServeGateway } from '../../gateways/serve/serve-gateway.js';
 import { createLogger, type LogLevel } from '../../observe/logger.js';
@@ -234,27 +235,6 @@ export function registerServeCommand(program: Command): void {
       }
       const logger = createLogger(config.logging.level);
       const metrics = new Metrics();
-      const trace = config.trace.enabled
-        ? openTrace(dataDir, logger, metrics, {
-            maxPayloadBytes: config.trace.maxPayloadBytes,
-            payloads: config.trace.payloads,
-            redact: config.audit.redact,
-          })
-        : undefined;
-      let ledger: AuditLedger | undefined;
-      if (config.audit.enabled) {
-        try {
-          ledger = await openServeLedger(config.audit, dataDir, { logger, metrics });
-        } catch (error) {
-          const why = error instanceof Error ? error.message : String(error);
-          logger.error({ err: why }, 'cannot open the audit ledger');
-          console.error(`switchboard serve: cannot open the audit ledger: ${why}`);
-          trace?.recorder.close();
-          process.exitCode = 1;
-          setTimeout(() => process.exit(1), 50).unref();
-          return;
-        }
-      }
       let otel: OtelRuntime | undefined;
       try {
         otel = await openOtel(config.observe.otel, process.env, {
@@ -266,11 +246,32 @@ export function registerServeCommand(program: Command): void {
         });
       } catch (error) {
         console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
-        trace?.recorder.close();
-        await ledger?.close().catch(() => undefined);
         process.exitCode = 2;
         setTimeout(() => process.exit(2), 50).unref();
         return;
+      }
+      const trace = config.trace.enabled
+        ? openTrace(dataDir, logger, metrics, {
+            maxPayloadBytes: config.trace.maxPayloadBytes,
+            payloads: config.trace.payloads,
+            redact: config.audit.redact,
+            ...(otel ? { otelIds: (event: HopEvent) => otel?.spans.callIds(event) } : {}),
+          })
+        : undefined;
+      let ledger: AuditLedger | undefined;
+      if (config.audit.enabled) {
+        try {
+          ledger = await openServeLedger(config.audit, dataDir, { logger, metrics });
+        } catch (error) {
+          const why = error instanceof Error ? error.message : String(error);
+          logger.error({ err: why }, 'cannot open the audit ledger');
+          console.error(`switchboard serve: cannot open the audit ledger: ${why}`);
+          trace?.recorder.close();
+          await otel?.shutdown();
+          process.exitCode = 1;
+          setTimeout(() => process.exit(1), 50).unref();
+          return;
+        }
       }
       // Without an auth section every caller is `local` (the configuration then allows loopback only).
       const authenticator = config.auth ? createAuthenticator(config.auth, { logger, metrics }) : undefined;

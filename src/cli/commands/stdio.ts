@@ -11,6 +11,7 @@ import { interpolateEnv } from '../../config/env-interpolation.js';
 import { AUDIT_DEFAULTS } from '../../config/sections/audit.js';
 import { OTLP_PROTOCOLS } from '../../config/sections/observe.js';
 import type { OtelConfig, OtlpProtocol } from '../../config/types.js';
+import type { HopEvent } from '../../core/taps.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
@@ -417,7 +418,10 @@ export function registerStdioCommand(program: Command): void {
         return;
       }
       const trace = options.trace
-        ? openTrace(dataDir, logger, metrics, { payloads: options.tracePayloads })
+        ? openTrace(dataDir, logger, metrics, {
+            payloads: options.tracePayloads,
+            ...(otel ? { otelIds: (event: HopEvent) => otel?.spans.callIds(event) } : {}),
+          })
         : undefined;
       const onSession = sessionReporter(otel, trace ? (info) => trace.recorder.session(info) : undefined);
       const gateway = new StdioGateway({

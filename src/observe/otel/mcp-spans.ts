@@ -48,6 +48,12 @@ import {
 /** Spans open at once before the oldest are ended as `abandoned` (a call whose answer never came). */
 export const MAX_OPEN_SPANS = 65_536;
 
+/**
+ * Ids of SERVER spans that ended, kept for the hops recorded right after (the trace tap sees the
+ * final answer's hop after this tap ended its span; a late cancellation comes later still).
+ */
+const ENDED_IDS_KEPT = 4_096;
+
 /** One span in flight, by the envelope id of the request it is about. */
 interface OpenSpan {
   readonly span: Span;
@@ -114,6 +120,7 @@ export class McpSpans implements Tap, TraceContextWriter {
   readonly name = 'otel';
   readonly #o: McpSpansOptions;
   readonly #open = new Map<string, OpenSpan>();
+  readonly #ended = new Map<string, { traceId: string; spanId: string }>();
   readonly #maxOpen: number;
 
   constructor(options: McpSpansOptions) {
@@ -132,6 +139,32 @@ export class McpSpans implements Tap, TraceContextWriter {
     if (open === undefined) return undefined;
     const { traceId, spanId } = open.span.spanContext();
     return { traceId, spanId };
+  }
+
+  /**
+   * The trace and span id of the call a hop belongs to, for the MEUP trace: the SERVER span of the
+   * client request its context names (`<session>/<request envelope id>/...`), open or just ended;
+   * for a hop outside any call (the gateway's own requests), its own span, if it has one.
+   */
+  callIds(event: HopEvent): { traceId: string; spanId: string } | undefined {
+    const context = event.context;
+    const slash = context.indexOf('/');
+    if (slash >= 0) {
+      const end = context.indexOf('/', slash + 1);
+      const call = end < 0 ? context.slice(slash + 1) : context.slice(slash + 1, end);
+      const found = this.idsOf(call) ?? this.#ended.get(call);
+      if (found !== undefined) return found;
+    }
+    return this.idsOf(event.id) ?? this.#firstIds(event.correlationId);
+  }
+
+  #firstIds(ids: readonly string[] | undefined): { traceId: string; spanId: string } | undefined {
+    if (ids === undefined) return undefined;
+    for (const id of ids) {
+      const found = this.idsOf(id) ?? this.#ended.get(id);
+      if (found !== undefined) return found;
+    }
+    return undefined;
   }
 
   /** Adds an event to the SERVER span of client request `envelopeId`, if it is open. */
@@ -327,6 +360,11 @@ export class McpSpans implements Tap, TraceContextWriter {
   ): void {
     this.#open.delete(id);
     const { span } = open;
+    if (open.kind === 'server') {
+      const { traceId, spanId } = span.spanContext();
+      this.#ended.set(id, { traceId, spanId });
+      if (this.#ended.size > ENDED_IDS_KEPT) this.#ended.delete(this.#ended.keys().next().value as string);
+    }
     const metric = metricAttributes(open.attributes);
     if (outcome.statusCode !== undefined) {
       span.setAttribute(ATTR.statusCode, outcome.statusCode);
