@@ -14,6 +14,7 @@ import type {
   JsonRpcResponse,
 } from '../protocol/jsonrpc/types.js';
 import type { CorrelationTimeouts, LinkId, SessionKey } from './correlation-table.js';
+import type { CallObserver } from './observations.js';
 import type { SessionView } from './ports.js';
 import type { TapBus } from './taps.js';
 
@@ -158,6 +159,11 @@ export interface RouterOptions {
    * Undefined (the default): requests go out as they are, at the cost of one comparison each.
    */
   readonly traceContext?: TraceContextWriter;
+  /**
+   * Who hears of client calls, upstream requests and sessions as they start and end (metrics,
+   * tracing; `observations.ts`). More can be added later (`Router.observations.add`).
+   */
+  readonly observers?: readonly CallObserver[];
 }
 
 /** A request the gateway is about to write, as a {@link TraceContextWriter} is told of it. */

@@ -53,6 +53,13 @@ import {
 } from './correlation-table.js';
 import { clientInHop, fromUpstreamHop, toClientHop, toUpstreamHop } from './hops.js';
 import { type InboundItem, readInbound } from './inbound.js';
+import {
+  type LinkPhase,
+  Observations,
+  type ObservedCall,
+  type ObservedUpstreamRequest,
+  responseOutcome,
+} from './observations.js';
 import type {
   AddLink,
   Delivery,
@@ -126,6 +133,10 @@ interface ClientCall {
   pendingRoutes?: number;
   /** Set once the call no longer counts in `callsInFlight` (see `#callEnded`). */
   ended?: boolean;
+  /** Set when an interceptor's `admit` refused it (for observers: `refused`, not `error`). */
+  refused?: boolean;
+  /** The call as observers saw it start; set only while observers are registered. */
+  observed?: ObservedCall;
 }
 
 interface ClientTag {
@@ -139,6 +150,8 @@ interface ClientTag {
   readonly internal?: { resolve(reply: UpstreamReply): void; reject(error: JsonRpcErrorObject): void };
   /** The session whose trace the request belongs to (for internal requests, the one it serves). */
   readonly traceSession: SessionKey;
+  /** The request as observers saw it start; set only while observers are registered. */
+  observed?: ObservedUpstreamRequest;
 }
 
 interface ServerTag {
@@ -334,6 +347,8 @@ export class Router implements SessionHost, LinkHost {
   readonly #maxJsonDepth: number | undefined;
   /** Writes the gateway's trace context into the requests it sends (OpenTelemetry on), else undefined. */
   readonly #traceContext: TraceContextWriter | undefined;
+  /** Who hears of calls, upstream requests and sessions (metrics, tracing): see observations.ts. */
+  readonly observations: Observations;
   #internalCounter = 0;
   /**
    * The interceptors with an `admit`, and those with a `complete`, in the order they were added.
@@ -363,6 +378,7 @@ export class Router implements SessionHost, LinkHost {
     this.#maxPendingRoutes = options.maxPendingRoutes ?? DEFAULT_MAX_PENDING_ROUTES;
     this.#maxJsonDepth = options.maxJsonDepth;
     this.#traceContext = options.traceContext;
+    this.observations = new Observations(options.logger, options.metrics, options.observers);
     for (const interceptor of options.interceptors ?? []) this.addInterceptor(interceptor);
   }
 
@@ -403,6 +419,7 @@ export class Router implements SessionHost, LinkHost {
     };
     this.#links.set(params.id, link);
     params.transport.onmessage = (text, meta) => this.handleUpstreamText(params.id, text, meta);
+    if (this.observations.active) this.#observeLink(link, link.state);
   }
 
   /**
@@ -413,6 +430,7 @@ export class Router implements SessionHost, LinkHost {
     const link = this.#links.get(id);
     if (!link || link.state === 'down') return;
     link.state = 'ready';
+    if (this.observations.active) this.#observeLink(link, 'ready');
     const queued = link.queue.splice(0);
     for (const item of queued) {
       try {
@@ -490,6 +508,7 @@ export class Router implements SessionHost, LinkHost {
     if (!link) return;
     link.state = options.restarting ? 'starting' : 'down';
     link.downReason = close.reason;
+    if (this.observations.active) this.#observeLink(link, options.restarting ? 'restarting' : 'down');
     const released = this.#table.closeLink(id);
     const error = gatewayError(SbErrorCode.UpstreamExited, `upstream ${link.name} closed: ${close.reason}`, {
       upstream: link.name,
@@ -533,6 +552,7 @@ export class Router implements SessionHost, LinkHost {
     if (params.principal !== undefined) record.principal = params.principal;
     if (params.roles !== undefined) record.roles = params.roles;
     this.#sessions.set(params.key, record);
+    if (this.observations.active) this.#observeSession(record, undefined);
     return this.#view(record);
   }
 
@@ -568,6 +588,7 @@ export class Router implements SessionHost, LinkHost {
     if (!record) return;
     record.state = 'closed';
     this.#sessions.delete(key);
+    if (this.observations.active) this.#observeSession(record, reason);
     for (const call of [...record.calls.values()]) {
       this.#abortCall(call);
       this.#finish(
@@ -650,11 +671,15 @@ export class Router implements SessionHost, LinkHost {
     return ended;
   }
 
-  /** A client request got its answer, or will never get one: it is no longer in flight. */
-  #callEnded(call: ClientCall): void {
+  /**
+   * A client request got its answer (`response`, as sent), or will never get one (undefined): it
+   * is no longer in flight.
+   */
+  #callEnded(call: ClientCall, response: JsonRpcResponse | undefined): void {
     // Once per call, whichever way it ends (an answer, a drop, or a failure of both).
     if (call.ended) return;
     call.ended = true;
+    if (call.observed !== undefined) this.#observeCallEnd(call, call.observed, response);
     this.#inFlight--;
     if (this.#inFlight > 0 || this.#idleWaiters.length === 0) return;
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
@@ -742,6 +767,7 @@ export class Router implements SessionHost, LinkHost {
     };
     session.calls.set(key, call);
     this.#inFlight++;
+    if (this.observations.active) this.#observeCallStart(call);
     if (this.#draining) {
       this.#metrics.inc('drain_refused_total');
       this.#step(call, 'drain', () =>
@@ -795,7 +821,11 @@ export class Router implements SessionHost, LinkHost {
       // least released, so that its id is usable again and nothing waits for it.
       if (call.session.calls.get(call.key) === call) call.session.calls.delete(call.key);
       call.done = true;
-      this.#callEnded(call);
+      this.#callEnded(call, {
+        jsonrpc: '2.0',
+        id: call.request.id,
+        error: gatewayError(SbErrorCode.Internal, 'the gateway failed while handling this request'),
+      });
       this.#logger.error({ err: errorText(again) }, 'the error answer of a failed request failed too');
     }
   }
@@ -878,6 +908,7 @@ export class Router implements SessionHost, LinkHost {
       (interceptor) => (interceptor as Admitter).admit(this.#callInfo(call)),
       (admission) => {
         if (admission.allow) return !call.done;
+        call.refused = true;
         this.#finish(call, { error: admission.error });
         return false;
       },
@@ -887,7 +918,10 @@ export class Router implements SessionHost, LinkHost {
             this.#step(call, 'admit', () => {
               if (call.done) return;
               if (a.allow) this.#admit(call, resolution, admitters, i + 1);
-              else this.#finish(call, { error: a.error });
+              else {
+                call.refused = true;
+                this.#finish(call, { error: a.error });
+              }
             }),
           (error: unknown) =>
             this.#step(call, 'admit', () => {
@@ -945,6 +979,8 @@ export class Router implements SessionHost, LinkHost {
       });
       return;
     }
+    if (this.observations.active)
+      this.#observeUpstreamStart(opened.entry.tag, link.id, call.routed ?? request);
     const upstreamMessage = rewriteRequest(
       call.routed ?? request,
       opened.entry.upstreamId,
@@ -960,14 +996,13 @@ export class Router implements SessionHost, LinkHost {
     if (!sent) {
       // Nothing went out (or the transport cannot say it did): the entry goes, the call fails now.
       this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
-      if (!call.done)
-        this.#finish(call, {
-          error: gatewayError(
-            SbErrorCode.Internal,
-            `the gateway could not send this request to upstream ${link.name}`,
-            { upstream: link.name },
-          ),
-        });
+      const error = gatewayError(
+        SbErrorCode.Internal,
+        `the gateway could not send this request to upstream ${link.name}`,
+        { upstream: link.name },
+      );
+      this.#observeUpstreamEnd(opened.entry.tag, { error });
+      if (!call.done) this.#finish(call, { error });
       return;
     }
     this.#scheduleExpiry();
@@ -1000,6 +1035,7 @@ export class Router implements SessionHost, LinkHost {
           context,
           correlation: [traceId],
           signal,
+          observedCall: call.observed,
         }),
     };
     let answer: Promise<LocalAnswer>;
@@ -1146,7 +1182,7 @@ export class Router implements SessionHost, LinkHost {
   #sendResponse(ending: Ending, chosen: JsonRpcResponse): void {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.state === 'closed') {
-      this.#callEnded(call);
+      this.#callEnded(call, undefined);
       if (call.session.state !== 'closed') this.#dropped(call);
       this.#delivered(ending, undefined);
       return;
@@ -1195,7 +1231,7 @@ export class Router implements SessionHost, LinkHost {
       },
       json,
     );
-    this.#callEnded(call);
+    this.#callEnded(call, response);
     // A slice of the delivered text, not a copy.
     if (ending.deliverers.length > 0)
       this.#delivered(ending, resultAt === undefined ? undefined : json.slice(resultAt, -1));
@@ -1265,6 +1301,7 @@ export class Router implements SessionHost, LinkHost {
         );
       }
       if (entry) {
+        this.#observeUpstreamEnd(entry.tag, 'cancelled');
         const link = this.#links.get(entry.link);
         if (link) {
           this.#sendToLink(link, withCancelledRequestId(notification, entry.upstreamId), {
@@ -1504,6 +1541,7 @@ export class Router implements SessionHost, LinkHost {
       return;
     }
     this.#scheduleExpiry();
+    this.#observeUpstreamEnd(entry.tag, { response });
     if (entry.tag.internal) {
       entry.tag.internal.resolve({ response, traceId });
       return;
@@ -1837,6 +1875,8 @@ export class Router implements SessionHost, LinkHost {
       readonly signal?: AbortSignal;
       /** Send even while the link is `starting` (the re-initialization itself). */
       readonly bypassQueue?: boolean;
+      /** The client call it serves, as observers saw it (a fan-out of a local answer). */
+      readonly observedCall?: ObservedCall | undefined;
     } = {},
   ): Promise<UpstreamReply> {
     const link = this.#links.get(linkId);
@@ -1875,6 +1915,8 @@ export class Router implements SessionHost, LinkHost {
         params === undefined
           ? { jsonrpc: '2.0', id: opened.entry.upstreamId, method }
           : { jsonrpc: '2.0', id: opened.entry.upstreamId, method, params };
+      if (this.observations.active)
+        this.#observeUpstreamStart(opened.entry.tag, link.id, message, options.observedCall);
       options.signal?.addEventListener(
         'abort',
         () => {
@@ -1903,9 +1945,12 @@ export class Router implements SessionHost, LinkHost {
       );
       if (!sent) {
         this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
-        reject(
-          gatewayError(SbErrorCode.Internal, `the gateway could not send ${method} to upstream ${link.name}`),
+        const error = gatewayError(
+          SbErrorCode.Internal,
+          `the gateway could not send ${method} to upstream ${link.name}`,
         );
+        this.#observeUpstreamEnd(opened.entry.tag, { error });
+        reject(error);
         return;
       }
       this.#scheduleExpiry();
@@ -1984,15 +2029,14 @@ export class Router implements SessionHost, LinkHost {
     for (const entry of expired.timedOut) {
       this.#metrics.inc('request_timeouts_total', { upstream: entry.tag.upstream });
       const seconds = Math.round((performance.now() - entry.openedAt) / 1000);
-      this.#sendCancelUpstream(entry, 'timed out in the gateway');
-      this.#failClientRequest(
-        entry,
-        gatewayError(
-          SbErrorCode.RequestTimeout,
-          `request timed out after ${seconds}s waiting for upstream ${entry.tag.upstream}`,
-          { upstream: entry.tag.upstream },
-        ),
+      const error = gatewayError(
+        SbErrorCode.RequestTimeout,
+        `request timed out after ${seconds}s waiting for upstream ${entry.tag.upstream}`,
+        { upstream: entry.tag.upstream },
       );
+      this.#observeUpstreamEnd(entry.tag, { error });
+      this.#sendCancelUpstream(entry, 'timed out in the gateway');
+      this.#failClientRequest(entry, error);
     }
     for (const entry of expired.serverTimedOut) {
       const link = this.#links.get(entry.link);
@@ -2018,6 +2062,79 @@ export class Router implements SessionHost, LinkHost {
     this.#linkWaiters.clear();
   }
 
+  // ---------------------------------------------------------------- observations
+
+  /** Tells the observers a client call started (`observations.ts`); only while any is registered. */
+  #observeCallStart(call: ClientCall): void {
+    const observed: ObservedCall = {
+      session: this.#liveView(call.session),
+      request: call.request,
+      traceId: call.traceId,
+      receivedAt: call.receivedAt,
+    };
+    call.observed = observed;
+    this.observations.callStarted(observed);
+  }
+
+  /** Tells the observers how a call they saw start ended: `response` as sent, or none. */
+  #observeCallEnd(call: ClientCall, observed: ObservedCall, response: JsonRpcResponse | undefined): void {
+    const how =
+      response === undefined
+        ? { outcome: 'cancelled' as const }
+        : call.refused === true && 'error' in response
+          ? { outcome: 'refused' as const, errorCode: response.error.code, response }
+          : { ...responseOutcome(response), response };
+    this.observations.callEnded(observed, {
+      ...how,
+      ...(call.upstream === undefined ? {} : { upstream: call.upstream }),
+      ...(call.routed === undefined ? {} : { routed: call.routed }),
+      durationMs: wallNow() - call.receivedAt,
+    });
+  }
+
+  /** Tells the observers a request went into the correlation table toward `tag.upstream`. */
+  #observeUpstreamStart(tag: ClientTag, link: LinkId, request: JsonRpcRequest, call?: ObservedCall): void {
+    const observed = call ?? tag.call?.observed;
+    tag.observed = this.observations.upstreamStarted({
+      upstream: tag.upstream,
+      link,
+      method: request.method,
+      request,
+      ...(observed === undefined ? {} : { call: observed }),
+      traceSession: tag.traceSession,
+      traceId: tag.upstreamTraceId,
+    });
+  }
+
+  /** Tells the observers an upstream request ended (only its first end counts). */
+  #observeUpstreamEnd(
+    tag: ClientTag,
+    how: { readonly response: JsonRpcResponse } | { readonly error: JsonRpcErrorObject } | 'cancelled',
+  ): void {
+    if (tag.observed !== undefined) this.observations.upstreamEnded(tag.observed, how);
+  }
+
+  /** Tells the observers a link changed state (attached, ready, restarting, down). */
+  #observeLink(link: LinkRecord, phase: LinkPhase): void {
+    this.observations.linkChanged(
+      { link: link.id, upstream: link.name, transport: link.transportContext.kind },
+      phase,
+      phase === 'restarting' || phase === 'down' ? link.downReason : undefined,
+    );
+  }
+
+  /** Tells the observers a session opened (`closedFor` undefined) or closed, and why. */
+  #observeSession(record: SessionRecord, closedFor: string | undefined): void {
+    const session = {
+      key: record.key,
+      transport: record.transport,
+      protocolVersion: record.protocolVersion,
+      ...(record.principal === undefined ? {} : { principal: record.principal }),
+    };
+    if (closedFor === undefined) this.observations.sessionOpened(session);
+    else this.observations.sessionClosed(session, record.protocolVersion, closedFor);
+  }
+
   // ---------------------------------------------------------------- helpers
 
   #view(record: SessionRecord): SessionView {
@@ -2035,6 +2152,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #failClientRequest(entry: ClientRequestEntry<ClientTag>, error: JsonRpcErrorObject): void {
+    this.#observeUpstreamEnd(entry.tag, { error });
     if (entry.tag.internal) {
       entry.tag.internal.reject(error);
       return;
@@ -2044,6 +2162,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {
+    this.#observeUpstreamEnd(entry.tag, 'cancelled');
     const link = this.#links.get(entry.link);
     if (!link || link.state === 'down') return;
     this.#sendToLink(link, cancelledNotification(entry.upstreamId, reason), {
