@@ -129,9 +129,11 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry over OTLP 
     // Stopping the gateway flushes what it has not exported yet.
     await gateway.stop();
     await receiver.waitFor(
-      () => receiver.metrics.some((m) => m.name === 'mcp.server.session.duration'),
+      () =>
+        receiver.metrics.some((m) => m.name === 'mcp.server.session.duration') &&
+        receiver.metrics.some((m) => m.name === 'mcp.client.session.duration'),
       15_000,
-      'mcp.server.session.duration',
+      'the session histograms',
     );
   }, 120_000);
 
@@ -266,11 +268,12 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry over OTLP 
     expect(followed.stdout).toContain('"method":"tools/call"');
   });
 
-  it('exports the duration histograms of the conventions, in seconds, with their bucket advice', () => {
+  it('exports the four duration histograms of the conventions, in seconds, with their bucket advice', () => {
     for (const name of [
       'mcp.server.operation.duration',
       'mcp.client.operation.duration',
       'mcp.server.session.duration',
+      'mcp.client.session.duration',
     ]) {
       const metric = receiver.metrics.filter((m) => m.name === name).at(-1);
       expect(metric, name).toBeDefined();
@@ -286,6 +289,11 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry over OTLP 
     );
     expect(calls?.count).toBe(1);
     expect(calls?.attributes['error.type']).toBe('tool_error');
+    const upstream = receiver.metrics.filter((m) => m.name === 'mcp.client.operation.duration').at(-1)!;
+    const lists = upstream.histogram.filter((p) => p.attributes['mcp.method.name'] === 'tools/list');
+    expect(lists.map((p) => p.attributes['switchboard.upstream']).sort()).toEqual(['h', 's']);
+    const sessions = receiver.metrics.filter((m) => m.name === 'mcp.client.session.duration').at(-1)!;
+    expect(sessions.histogram.map((p) => p.attributes['switchboard.upstream']).sort()).toEqual(['h', 's']);
     // Never a session id or a request id on a metric.
     for (const point of server.histogram) {
       expect(point.attributes['mcp.session.id']).toBeUndefined();

@@ -9,7 +9,6 @@ import type { OtelConfig } from '../config/types.js';
 import type { Logger } from '../observe/logger.js';
 import type { OtelRuntime } from '../observe/otel/otel-runtime.js';
 import { otelSettings } from '../observe/otel/otel-settings.js';
-import type { TraceSessionInfo } from '../trace/types.js';
 
 export type { OtelRuntime };
 
@@ -47,24 +46,4 @@ export async function openOtel(
     'exporting OpenTelemetry traces and metrics',
   );
   return runtime;
-}
-
-/**
- * `onSession` for a gateway: hands every report to `next` (the trace) and records
- * `mcp.server.session.duration` for a session that ended.
- */
-export function sessionReporter(
-  otel: OtelRuntime | undefined,
-  next: ((info: TraceSessionInfo) => void) | undefined,
-): ((info: TraceSessionInfo) => void) | undefined {
-  if (otel === undefined) return next;
-  return (info) => {
-    next?.(info);
-    if (info.endedAt === undefined) return;
-    const attributes: Record<string, string> = {
-      'network.transport': info.transport === 'stdio' ? 'pipe' : 'tcp',
-    };
-    if (info.protocolVersion !== undefined) attributes['mcp.protocol.version'] = info.protocolVersion;
-    otel.serverSessionEnded(Math.max(0, info.endedAt - info.startedAt) / 1000, attributes);
-  };
 }

@@ -25,6 +25,7 @@ import { createRedactor } from '../audit/redaction.js';
 import { runInRequestScope } from '../audit/request-scope.js';
 import { POLICY_DEFAULTS } from '../config/sections/policy.js';
 import type { CorrelationTimeouts } from '../core/correlation-table.js';
+import type { CallObserver } from '../core/observations.js';
 import { PassthroughResolver } from '../core/passthrough-resolver.js';
 import type { UpstreamClose } from '../core/ports.js';
 import { Router, type TraceContextWriter } from '../core/router.js';
@@ -96,6 +97,8 @@ export interface StdioGatewayOptions {
   readonly taps?: readonly Tap[];
   /** Writes the gateway's trace context into what it sends (OpenTelemetry on); see `RouterOptions`. */
   readonly traceContext?: TraceContextWriter;
+  /** Who hears of calls, upstream requests, sessions and links (metrics); see `RouterOptions`. */
+  readonly observers?: readonly CallObserver[];
   /** Told about the session at start and at end (the trace's session table). */
   readonly onSession?: (info: TraceSessionInfo) => void;
   /**
@@ -137,6 +140,7 @@ export class StdioGateway {
       metrics: options.metrics,
       taps,
       ...(options.traceContext === undefined ? {} : { traceContext: options.traceContext }),
+      ...(options.observers === undefined ? {} : { observers: options.observers }),
       ...(options.timeouts ? { timeouts: options.timeouts } : {}),
       ...(options.maxJsonDepth === undefined ? {} : { maxJsonDepth: options.maxJsonDepth }),
     });

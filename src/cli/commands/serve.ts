@@ -24,7 +24,7 @@ import { traceApprovals, tracedAuditSink } from '../../observe/otel/governance-s
 import { dataDirOf } from '../global-options.js';
 import { openServeLedger } from '../ledger-setup.js';
 import { collect, collectKeyValue, parseLogLevel, parseNonNegativeInt } from '../options.js';
-import { type OtelRuntime, openOtel, sessionReporter } from '../otel-setup.js';
+import { type OtelRuntime, openOtel } from '../otel-setup.js';
 import { checkPortFree } from '../port-check.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
@@ -275,7 +275,6 @@ export function registerServeCommand(program: Command): void {
       }
       // Without an auth section every caller is `local` (the configuration then allows loopback only).
       const authenticator = config.auth ? createAuthenticator(config.auth, { logger, metrics }) : undefined;
-      const onSession = sessionReporter(otel, trace ? (info) => trace.recorder.session(info) : undefined);
       const gateway = new ServeGateway({
         config,
         version: readPackageVersion(),
@@ -286,7 +285,7 @@ export function registerServeCommand(program: Command): void {
         // OpenTelemetry's tap first: a call's span is open before anything else sees its hops.
         taps: [...(otel ? [otel.spans] : []), ...(trace ? [trace.tap] : [])],
         ...(otel ? { traceContext: otel.spans } : {}),
-        ...(onSession ? { onSession } : {}),
+        ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
         space: {
           ...(authenticator ? { authenticate: authenticator } : {}),
           ...(trace ? { trace: trace.recorder } : {}),
@@ -308,7 +307,10 @@ export function registerServeCommand(program: Command): void {
           );
         setTimeout(() => process.exit(0), 50).unref();
       };
-      if (otel) traceApprovals(gateway.approvals, otel.spans);
+      if (otel) {
+        traceApprovals(gateway.approvals, otel.spans);
+        gateway.router.observations.add(otel.metrics);
+      }
       handleShutdownSignals((signal) => void stop(signal), logger);
       try {
         const address = await gateway.start();

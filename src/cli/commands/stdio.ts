@@ -33,7 +33,7 @@ import {
   parseNonNegativeInt,
   parsePositiveInt,
 } from '../options.js';
-import { type OtelRuntime, openOtel, sessionReporter } from '../otel-setup.js';
+import { type OtelRuntime, openOtel } from '../otel-setup.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
 import { readPackageVersion } from '../version.js';
@@ -423,7 +423,6 @@ export function registerStdioCommand(program: Command): void {
             ...(otel ? { otelIds: (event: HopEvent) => otel?.spans.callIds(event) } : {}),
           })
         : undefined;
-      const onSession = sessionReporter(otel, trace ? (info) => trace.recorder.session(info) : undefined);
       const gateway = new StdioGateway({
         command: command ?? '',
         args,
@@ -445,8 +444,8 @@ export function registerStdioCommand(program: Command): void {
         metrics,
         // OpenTelemetry's tap first: a call's span is open before anything else sees its hops.
         taps: [...(otel ? [otel.spans] : []), ...(trace ? [trace.tap] : [])],
-        ...(otel ? { traceContext: otel.spans } : {}),
-        ...(onSession ? { onSession } : {}),
+        ...(otel ? { traceContext: otel.spans, observers: [otel.metrics] } : {}),
+        ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
         ...(ledger ? { ledger: otel ? tracedAuditSink(ledger, otel.spans) : ledger } : {}),
       });
       handleShutdownSignals((signal) => void gateway.shutdown(`received ${signal}`), logger);

@@ -21,7 +21,6 @@
  */
 import {
   type Context,
-  type Histogram,
   type Link,
   ROOT_CONTEXT,
   type Span,
@@ -38,7 +37,6 @@ import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../../prot
 import {
   ATTR,
   type Attributes,
-  metricAttributes,
   networkTransport,
   requestAttributes,
   responseOutcome,
@@ -62,7 +60,6 @@ interface OpenSpan {
   readonly kind: 'server' | 'client';
   /** Epoch milliseconds. */
   readonly start: number;
-  readonly attributes: Attributes;
   /** `switchboard.envelope.id`: the client request this span belongs to. */
   readonly envelopeId: string;
   /** The client's `_meta.baggage`, kept for its upstream requests when forwarding is on. */
@@ -77,8 +74,6 @@ export interface McpSpansOptions {
   readonly upstreamAddress?: (name: string) => { address: string; port: number } | undefined;
   /** `client.address` of the request being handled, when the transport knows it. */
   readonly clientAddress?: () => string | undefined;
-  readonly serverDuration?: Histogram;
-  readonly clientDuration?: Histogram;
   readonly maxOpen?: number;
 }
 
@@ -343,7 +338,6 @@ export class McpSpans implements Tap, TraceContextWriter {
       context: trace.setSpan(parent ?? ROOT_CONTEXT, span),
       kind,
       start,
-      attributes,
       envelopeId: String(attributes[ATTR.envelopeId]),
       baggage,
     };
@@ -365,20 +359,12 @@ export class McpSpans implements Tap, TraceContextWriter {
       this.#ended.set(id, { traceId, spanId });
       if (this.#ended.size > ENDED_IDS_KEPT) this.#ended.delete(this.#ended.keys().next().value as string);
     }
-    const metric = metricAttributes(open.attributes);
-    if (outcome.statusCode !== undefined) {
-      span.setAttribute(ATTR.statusCode, outcome.statusCode);
-      metric[ATTR.statusCode] = outcome.statusCode;
-    }
+    if (outcome.statusCode !== undefined) span.setAttribute(ATTR.statusCode, outcome.statusCode);
     if (outcome.errorType !== undefined) {
       span.setAttribute(ATTR.errorType, outcome.errorType);
       span.setStatus({ code: SpanStatusCode.ERROR });
-      metric[ATTR.errorType] = outcome.errorType;
     }
-    const end = Math.max(at, open.start);
-    span.end(end);
-    const histogram = open.kind === 'server' ? this.#o.serverDuration : this.#o.clientDuration;
-    histogram?.record((end - open.start) / 1000, metric);
+    span.end(Math.max(at, open.start));
   }
 
   #evictOldest(): void {

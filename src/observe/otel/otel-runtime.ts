@@ -27,6 +27,7 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../logger.js';
+import { McpMetrics } from './mcp-metrics.js';
 import { McpSpans } from './mcp-spans.js';
 import type { OtelSettings, SamplerName } from './otel-settings.js';
 
@@ -55,10 +56,8 @@ export interface OtelRuntimeOptions {
 export interface OtelRuntime {
   /** The tap to add first to the gateway's tap bus, and the router's `traceContext`. */
   readonly spans: McpSpans;
-  /** Records `mcp.server.session.duration` for a client session that ended. */
-  serverSessionEnded(seconds: number, attributes: Record<string, string>): void;
-  /** Records `mcp.client.session.duration` for a session with an upstream that ended. */
-  clientSessionEnded(seconds: number, attributes: Record<string, string>): void;
+  /** The router observer that records the four duration histograms. */
+  readonly metrics: McpMetrics;
   /** Ends what is open, exports what waits and stops the exporters (at most `timeoutMs`). */
   shutdown(timeoutMs?: number): Promise<void>;
 }
@@ -139,13 +138,13 @@ export function startOtel(options: OtelRuntimeOptions): OtelRuntime {
       description,
       advice: { explicitBucketBoundaries: MCP_DURATION_BUCKETS },
     });
-  const serverDuration = histogram(
+  const serverOperation = histogram(
     MCP_METRICS.serverOperation,
     'Duration of a request the gateway handled, from its arrival to the answer written',
   );
-  const clientDuration = histogram(
+  const clientOperation = histogram(
     MCP_METRICS.clientOperation,
-    'Duration of a request the gateway sent (to an upstream, or to a client), until its answer arrived',
+    'Duration of a request the gateway sent an upstream, until its answer arrived (or it failed)',
   );
   const serverSession = histogram(MCP_METRICS.serverSession, 'Duration of a client session with the gateway');
   const clientSession = histogram(
@@ -162,14 +161,18 @@ export function startOtel(options: OtelRuntimeOptions): OtelRuntime {
     forwardBaggage: settings.forwardBaggage,
     upstreamAddress: (name) => addresses.get(name),
     ...(options.clientAddress ? { clientAddress: options.clientAddress } : {}),
-    serverDuration,
-    clientDuration,
+  });
+  const metrics = new McpMetrics({
+    serverOperation,
+    clientOperation,
+    serverSession,
+    clientSession,
+    upstreamAddress: (name) => addresses.get(name),
   });
   let stopped: Promise<void> | undefined;
   return {
     spans,
-    serverSessionEnded: (seconds, attributes) => serverSession.record(seconds, attributes),
-    clientSessionEnded: (seconds, attributes) => clientSession.record(seconds, attributes),
+    metrics,
     shutdown(timeoutMs = 5_000) {
       stopped ??= (async () => {
         const work = Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
