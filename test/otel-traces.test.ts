@@ -49,6 +49,10 @@ function configYaml(httpUrl: string, receiver: string, protocol: string): string
     '    resourceAttributes: { deployment.environment.name: test }',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the configuration's own syntax.
     '    headers: { x-collector-token: "${env:COLLECTOR_TOKEN}" }',
+    // A T2 call: its ledger record is written (fsynced) before the answer goes out.
+    'policy:',
+    '  rules:',
+    '    - { upstream: s, target: fail, tier: T2 }',
     '',
   ].join('\n');
 }
@@ -226,6 +230,19 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry over OTLP 
     const [client] = childrenOf(server, SPAN_KIND.client);
     expect(client?.attributes['error.type']).toBe('tool_error');
     expect(client?.statusCode).toBe(2);
+  });
+
+  it("shows a T2 call's durable ledger write as a child span of its SERVER span", () => {
+    const server = serverSpan('tools/call s__fail');
+    const [write] = childrenOf(server, SPAN_KIND.internal);
+    expect(write?.name).toBe('switchboard.ledger.write');
+    expect(write?.attributes).toMatchObject({
+      'switchboard.audit.tier': 'T2',
+      'switchboard.envelope.id': server.attributes['switchboard.envelope.id'],
+    });
+    expect(write?.statusCode).toBe(0);
+    // A T1 call's record is batched after the answer: not on the call's path, no span.
+    expect(childrenOf(serverSpan('tools/call s__report'), SPAN_KIND.internal)).toEqual([]);
   });
 
   it('gives an error answer its JSON-RPC code as error.type and rpc.response.status_code', () => {
