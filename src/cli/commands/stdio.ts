@@ -9,7 +9,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
 import { interpolateEnv } from '../../config/env-interpolation.js';
 import { AUDIT_DEFAULTS } from '../../config/sections/audit.js';
-import { OTLP_PROTOCOLS } from '../../config/sections/observe.js';
+import { OTLP_PROTOCOLS } from '../../config/sections/otel.js';
 import type { OtelConfig, OtlpProtocol } from '../../config/types.js';
 import type { HopEvent } from '../../core/taps.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';

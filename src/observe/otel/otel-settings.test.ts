@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OTEL_DEFAULTS } from '../../config/sections/observe.js';
+import { OTEL_DEFAULTS } from '../../config/sections/otel.js';
 import type { OtelConfig } from '../../config/types.js';
 import { type OtelSettings, otelSettings, parseKeyValueList, signalUrl } from './otel-settings.js';
 
