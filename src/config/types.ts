@@ -5,6 +5,7 @@
  */
 
 import type { TracePayloadMode } from '../trace/payload-mode.js';
+import type { MetricsConfig } from './sections/metrics.js';
 import type { SpaceConfig } from './sections/space.js';
 
 /**
@@ -190,11 +191,6 @@ export interface OtelConfig {
   readonly forwardBaggage: boolean;
 }
 
-/** `observe`: how the gateway is watched from outside. */
-export interface ObserveConfig {
-  readonly otel: OtelConfig;
-}
-
 export interface GatewayConfig {
   readonly server: ServerConfig;
   readonly sessions: SessionsConfig;
@@ -210,7 +206,16 @@ export interface GatewayConfig {
   readonly audit: AuditConfig;
   /** The MEUP space on `serve` (docs/space.md). */
   readonly space: SpaceConfig;
+  /** How the gateway is watched: Prometheus and OpenTelemetry (docs/observability.md). */
   readonly observe: ObserveConfig;
+}
+
+/** The `observe` section (`sections/observe.ts`). */
+export interface ObserveConfig {
+  /** `GET /metrics` on `serve` (`sections/metrics.ts`). */
+  readonly metrics: MetricsConfig;
+  /** OpenTelemetry export (`sections/otel.ts`). */
+  readonly otel: OtelConfig;
 }
 
 // ------------------------------------------------------------------ authentication

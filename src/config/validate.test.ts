@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these tests are about the ${env:NAME} syntax itself.
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from './defaults.js';
+import { OBSERVE_DEFAULTS } from './sections/observe.js';
 import { SPACE_DEFAULTS } from './sections/space.js';
 import type { GatewayConfig, HttpUpstreamConfig, StdioUpstreamConfig } from './types.js';
 import {
@@ -117,7 +118,7 @@ describe('defaults', () => {
         minFreeBytes: 64 * 1024 * 1024,
       },
       space: SPACE_DEFAULTS,
-      observe: { otel: { headers: {}, resourceAttributes: {}, forwardBaggage: false } },
+      observe: OBSERVE_DEFAULTS,
     });
   });
 

@@ -124,7 +124,11 @@ export function validateConfig(raw: unknown, options: ValidateOptions): Validati
   const policy = readPolicy(c, root.get('policy'));
   const audit = readAudit(c, root.get('audit'));
   const space = readSpace(c, root.get('space'), auth);
-  const observe = readObserve(c, root.get('observe'));
+  const observe = readObserve(
+    c,
+    root.get('observe'),
+    auth !== undefined || (options.authConfigured ?? false),
+  );
   // Across sections: who may approve depends on auth, what can ask on the policy.
   checkApprovers(c, policy, auth !== undefined || (options.authConfigured ?? false));
   if (!isLoopback(server.host) && auth === undefined && !(options.authConfigured ?? false)) {

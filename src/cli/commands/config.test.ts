@@ -392,6 +392,8 @@ space:
         - { kind: mcp/request, payload: { method: "tools/*", params: { name: "!delete_*", n: 3, x: null } } }
         - { kind: [chat, "reasoning/*"], payload: { text: "/^\\\\$\${[a-z]+}$/i" } }
     "42": {}
+observe:
+  metrics: { enabled: false, role: scraper, listen: "[::1]:9464", principalLabel: true, maxPrincipals: 7 }
 `;
 }
 

@@ -196,6 +196,7 @@ export function redact(config: GatewayConfig): GatewayConfig {
       ? {}
       : { auth: { ...auth, jwt: { ...auth.jwt, jwks: hideUrlSecrets(auth.jwt.jwks) } } }),
     observe: {
+      ...config.observe,
       otel: {
         ...config.observe.otel,
         ...(config.observe.otel.endpoint === undefined
@@ -305,7 +306,18 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
     policy: policyShape(config.policy),
     audit: auditShape(config.audit),
     space: spaceShape(config.space),
-    observe: { otel: otelShape(config.observe.otel) },
+    observe: {
+      metrics: {
+        enabled: config.observe.metrics.enabled,
+        role: config.observe.metrics.role,
+        ...(config.observe.metrics.listen === undefined
+          ? {}
+          : { listen: listenText(config.observe.metrics.listen) }),
+        principalLabel: config.observe.metrics.principalLabel,
+        maxPrincipals: config.observe.metrics.maxPrincipals,
+      },
+      otel: otelShape(config.observe.otel),
+    },
   };
 }
 
@@ -321,6 +333,11 @@ function otelShape(otel: OtelConfig): Record<string, unknown> {
     resourceAttributes: escapeRecord(otel.resourceAttributes),
     forwardBaggage: otel.forwardBaggage,
   };
+}
+
+/** `host:port`, an IPv6 host in brackets, as `observe.metrics.listen` is written. */
+function listenText(listen: { readonly host: string; readonly port: number }): string {
+  return listen.host.includes(':') ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
 }
 
 /** `auth`: tokens by their sha256 (never a token), `jwt` with its keys as the file writes them. */
