@@ -191,6 +191,23 @@ export class McpSpans implements Tap, TraceContextWriter {
   // ------------------------------------------------------------ TraceContextWriter
 
   toUpstream(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
+    // The writer's contract: it never throws (the router calls it on the forwarding path).
+    try {
+      return this.#toUpstream(request, hop);
+    } catch {
+      return request;
+    }
+  }
+
+  toClient(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
+    try {
+      return this.#toClient(request, hop);
+    } catch {
+      return request;
+    }
+  }
+
+  #toUpstream(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
     const parent = this.#parentOf(hop);
     const attributes: Attributes = {
       ...requestAttributes(request),
@@ -212,7 +229,7 @@ export class McpSpans implements Tap, TraceContextWriter {
     return this.#inject(request, open, parent?.baggage);
   }
 
-  toClient(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
+  #toClient(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
     const parent = this.#parentOf(hop);
     const attributes: Attributes = {
       ...requestAttributes(request),
