@@ -277,9 +277,12 @@ export class McpSpans implements Tap, TraceContextWriter {
     if (network !== undefined) attributes[ATTR.networkTransport] = network;
     if (transport.kind === 'http') attributes[ATTR.networkProtocolName] = 'http';
     if (fromClient) {
-      const session = event.envelope.context.session;
-      if (session.id !== undefined) attributes[ATTR.sessionId] = session.id;
-      attributes[ATTR.protocolVersion] = session.protocolVersion;
+      // The session as the hop saw it (not `event.envelope`, which would build the whole envelope).
+      const session = event.sessionContext;
+      if (session !== undefined) {
+        attributes[ATTR.sessionId] = session.id;
+        attributes[ATTR.protocolVersion] = session.protocolVersion;
+      }
       const address = this.#o.clientAddress?.();
       if (address !== undefined) attributes[ATTR.clientAddress] = address;
     } else if (event.upstream !== undefined) {
