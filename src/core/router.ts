@@ -22,6 +22,7 @@ import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
 import {
   idKey,
+  isRequest,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
@@ -82,6 +83,7 @@ import {
   type RequestResolver,
   type Resolution,
   type RouterOptions,
+  type TraceContextWriter,
   type UpstreamReply,
 } from './router-types.js';
 import { Session } from './session.js';
@@ -102,6 +104,7 @@ export {
   type RequestResolver,
   type Resolution,
   type RouterOptions,
+  type TraceContextWriter,
   type UpstreamReply,
 } from './router-types.js';
 export { INTERNAL_SESSION } from './session-key.js';
@@ -123,6 +126,8 @@ export class Router implements SessionHost, LinkHost {
   /** How calls end (`finish`), and how many are in flight. */
   readonly #calls: CallFinisher;
   readonly #maxPendingRoutes: number;
+  /** Writes the gateway's trace context into the requests it sends (OpenTelemetry on), else undefined. */
+  readonly #traceContext: TraceContextWriter | undefined;
   /** Who hears of calls, upstream requests, sessions and links (metrics, tracing): see observations.ts. */
   readonly observations: Observations;
   /**
@@ -143,6 +148,7 @@ export class Router implements SessionHost, LinkHost {
     this.#metrics = options.metrics;
     this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
     this.#table = new CorrelationTable(options.timeouts);
+    this.#traceContext = options.traceContext;
     this.observations = new Observations(options.logger, options.metrics, options.observers);
     const observations = this.observations;
     this.#calls = new CallFinisher({
@@ -157,6 +163,7 @@ export class Router implements SessionHost, LinkHost {
       logger: options.logger,
       metrics: options.metrics,
       maxQueued: options.maxQueuedPerLink ?? 10_000,
+      traceContext: options.traceContext,
       hop: (fields) => this.#hop(fields),
       unsent: (link, id, error) => {
         const entry = this.#table.takeServerResponse(link.id, id);
@@ -975,6 +982,18 @@ export class Router implements SessionHost, LinkHost {
     },
     given?: string,
   ): void {
+    if (this.#traceContext !== undefined && isRequest(message)) {
+      const traced = this.#traceContext.toClient(message, {
+        id: trace.id,
+        context: trace.context,
+        correlation: trace.correlation,
+        ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
+      });
+      if (traced !== message) {
+        message = traced;
+        given = undefined;
+      }
+    }
     let json: string;
     try {
       json = given ?? JSON.stringify(message);

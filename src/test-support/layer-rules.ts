@@ -260,6 +260,18 @@ export const LAYERS: readonly Layer[] = [
       { layer: 'src/trace' },
     ],
   },
+  {
+    folder: 'src/observe/otel',
+    name: 'otel',
+    imports: [
+      { layer: 'src/protocol/jsonrpc', ...types },
+      { layer: 'src/observe' },
+      { layer: 'src/core', ...types },
+      { layer: 'src/config', ...types, files: ['types.ts'] },
+      { layer: 'src/policy', ...types, files: ['approvals.ts'] },
+      { layer: 'src/gateways/governance', ...types, files: ['audit-sink.ts'] },
+    ],
+  },
   { folder: 'src/gateways', name: 'gateways', imports: '*' },
   { folder: 'src/index.ts', name: 'the package entry', imports: '*' },
   { folder: 'src/cli', name: 'cli', imports: '*' },

@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { createRedactor } from '../../audit/redaction.js';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.js';
-import { Router } from '../../core/router.js';
+import { Router, type TraceContextWriter } from '../../core/router.js';
 import { type Tap, TapBus } from '../../core/taps.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
@@ -52,6 +52,8 @@ export interface ServeGatewayOptions {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly taps?: readonly Tap[];
+  /** Writes the gateway's trace context into what it sends (OpenTelemetry on); see `RouterOptions`. */
+  readonly traceContext?: TraceContextWriter;
   readonly onSession?: (info: TraceSessionInfo) => void;
   readonly authenticate?: Authenticate;
   /** The audit ledger; undefined when it is disabled. */
@@ -128,6 +130,7 @@ export class ServeGateway {
       logger,
       metrics,
       taps,
+      ...(options.traceContext === undefined ? {} : { traceContext: options.traceContext }),
       timeouts: {
         requestTimeoutMs: config.timeouts.requestMs,
         resetOnProgress: config.timeouts.resetOnProgress,
@@ -220,6 +223,7 @@ export class ServeGateway {
       hooks,
       ...(options.authenticate ? { authenticate: options.authenticate } : {}),
       gatewayVersion: options.version,
+      ...(options.traceContext === undefined ? {} : { scopeClientAddress: true }),
       modern: {
         discover: (_endpoint, session) => resolver!.discover(session),
         paramHeaders: (_endpoint, session, tool) => this.#paramHeaders(session, tool),
