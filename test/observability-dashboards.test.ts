@@ -3,7 +3,7 @@
  * (docs/prometheus/switchboard-alerts.yml) that issue 21 ships, held to what the gateway exports:
  *
  * - `promtool check rules` accepts the rules, and `promtool test rules` runs their unit tests
- *   (docs/prometheus/switchboard-alerts.test.yml: series in, the alerts that must fire and must
+ *   (docs/prometheus/switchboard-alerts.cases.yml: series in, the alerts that must fire and must
  *   not); promtool comes with Debian's `prometheus` package, which `.ci/run` installs, so in CI a
  *   missing promtool fails, elsewhere those tests are skipped and say so;
  * - the dashboard is JSON Grafana imports (`__inputs` naming its Prometheus data source, panels
@@ -29,7 +29,7 @@ import {
 } from './support/promql-names.js';
 
 const RULES = join(ROOT, 'docs/prometheus/switchboard-alerts.yml');
-const RULE_TESTS = join(ROOT, 'docs/prometheus/switchboard-alerts.test.yml');
+const RULE_TESTS = join(ROOT, 'docs/prometheus/switchboard-alerts.cases.yml');
 const DASHBOARD = join(ROOT, 'docs/grafana/switchboard.json');
 const CATALOGUE_DOC = join(ROOT, 'docs/observability.md');
 
