@@ -55,11 +55,14 @@ interface Ending {
   readonly outcome: CallOutcome;
 }
 
+/** No ids: the frozen empty list a call's `derivedFrom` defaults to, shared so nothing is allocated. */
 export const NONE: readonly string[] = Object.freeze([]);
 
 /** What ending calls needs of the router. */
 export interface CallFinisherOptions {
+  /** Where warnings (dropped, malformed or unroutable messages) are logged. */
   readonly logger: Logger;
+  /** Where the counters of what happened are kept. */
   readonly metrics: Metrics;
   /** Asked whether a response's hop is wanted (then where its result is in the text is worked out). */
   readonly taps: Pick<TapBus, 'wants'>;
@@ -73,6 +76,7 @@ export interface CallFinisherOptions {
   ) => void;
 }
 
+/** Ends client calls (`finish`), runs their interceptors' `complete` and `delivered`, counts calls in flight. */
 export class CallFinisher {
   readonly #o: CallFinisherOptions;
   /**
@@ -86,6 +90,7 @@ export class CallFinisher {
   /** Who waits for `#inFlight` to reach 0 (`whenNone`). */
   #idleWaiters: (() => void)[] = [];
 
+  /** No interceptors, no calls in flight. */
   constructor(options: CallFinisherOptions) {
     this.#o = options;
   }

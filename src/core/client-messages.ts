@@ -25,10 +25,15 @@ import type { HopFields } from './taps.js';
 
 /** What handling a client's notifications and answers needs of the router. */
 export interface ClientMessagesOptions {
+  /** The router's correlation table: every request in flight, both directions. */
   readonly table: CorrelationTable<ClientTag, ServerTag>;
+  /** The router's links (connections to upstreams), to look up and write to. */
   readonly links: LinkRegistry;
+  /** Which links a client notification that concerns no request goes to. */
   readonly resolver: Pick<RequestResolver, 'notificationLinks'>;
+  /** Where warnings (dropped, malformed or unroutable messages) are logged. */
   readonly logger: Logger;
+  /** Where the counters of what happened are kept. */
   readonly metrics: Metrics;
   /** Hands a hop to the taps (the router's gate applies). */
   readonly hop: (fields: HopFields) => void;
@@ -38,9 +43,11 @@ export interface ClientMessagesOptions {
   readonly scheduleExpiry: () => void;
 }
 
+/** Handles a client's notifications and its answers to servers' requests. */
 export class ClientMessages {
   readonly #o: ClientMessagesOptions;
 
+  /** Keeps nothing of its own: all state is the router's, reached through `options`. */
   constructor(options: ClientMessagesOptions) {
     this.#o = options;
   }

@@ -41,7 +41,9 @@ export interface GatewayRequestOptions {
 
 /** What gateway requests need of the router. */
 export interface GatewayRequestsOptions {
+  /** The router's correlation table: every request in flight, both directions. */
   readonly table: CorrelationTable<ClientTag, ServerTag>;
+  /** The router's links (connections to upstreams), to look up and write to. */
   readonly links: LinkRegistry;
   /** The live session under `key`, if any (its hops are traced under it). */
   readonly session: (key: SessionKey) => Session | undefined;
@@ -53,11 +55,13 @@ export interface GatewayRequestsOptions {
 
 type Waiter = { resolve(reply: UpstreamReply): void; reject(error: JsonRpcErrorObject): void };
 
+/** Sends the gateway's own requests and notifications upstream and settles their promises. */
 export class GatewayRequests {
   readonly #o: GatewayRequestsOptions;
   /** The gateway's own request ids, in the table under `INTERNAL_SESSION`. */
   #counter = 0;
 
+  /** Requests numbered from 1, none in flight. */
   constructor(options: GatewayRequestsOptions) {
     this.#o = options;
   }

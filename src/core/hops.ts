@@ -22,16 +22,23 @@ import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant } from './tra
 
 /** The client session a hop concerns, as the router keeps it. */
 export interface HopSessionSource {
+  /** The session key: the hop is traced under it. */
   readonly key: SessionKey;
+  /** The client's `Mcp-Session-Id`, recorded on the hop when there is one. */
   readonly mcpSessionId?: string | undefined;
+  /** The session's revision, recorded on the hop. */
   readonly protocolVersion: ProtocolVersion;
+  /** Where the session is in its life, recorded on the hop. */
   readonly state: SessionState;
+  /** The client transport's details, the hop's transport when it crosses the client edge. */
   readonly transportContext: TransportContext;
 }
 
 /** The link a hop crosses (`name`: its upstream's). */
 export interface HopLink {
+  /** The upstream's name: the hop's `server-<name>` participant and its `upstream`. */
   readonly name: string;
+  /** The connection's details, the hop's transport when it crosses the upstream edge. */
   readonly transportContext: TransportContext;
 }
 
@@ -39,12 +46,15 @@ export interface HopLink {
 export interface HopBase {
   /** The hop's trace id (its envelope id). */
   readonly id: string;
+  /** The message that crossed (for a rewritten one, as it was written: ids as that side knows them). */
   readonly message: JsonRpcMessage;
+  /** The hop's MEUP context path. */
   readonly context: string;
   /** When the message reached the gateway (monotonic milliseconds). */
   readonly receivedAt: number;
   /** The message's text as it went on the wire, when the router has it. */
   readonly raw: string | undefined;
+  /** The envelope ids this hop answers or follows (its `correlation_id`), if any. */
   readonly correlation?: readonly string[] | undefined;
 }
 
@@ -178,8 +188,11 @@ export function fromUpstreamHop(
 
 /** For a call's final response: the upstream that answered it, and when its result was known. */
 export interface ToClientResult {
+  /** The name of the upstream that answered, if one did. */
   readonly upstream?: string | undefined;
+  /** Where `JSON.stringify(result)` starts in the response's text (`HopEvent.resultAt`), when worked out. */
   readonly resultAt?: number | undefined;
+  /** With `resultAt`: the result says `isError: true` (a tool's own failure). */
   readonly resultIsError?: boolean | undefined;
 }
 
@@ -187,7 +200,9 @@ export interface ToClientResult {
 export interface ToClientTrace extends ToClientResult {
   /** The hop's trace id. */
   readonly id: string;
+  /** The envelope ids the hop answers or follows (its `correlation_id`). */
   readonly correlation: readonly string[];
+  /** The hop's MEUP context path. */
   readonly context: string;
   /** When what caused it reached the gateway (monotonic milliseconds). */
   readonly receivedAt: number;

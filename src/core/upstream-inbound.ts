@@ -45,11 +45,17 @@ import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
 
 /** What handling upstream traffic needs of the router. */
 export interface UpstreamInboundOptions {
+  /** The router's correlation table: every request in flight, both directions. */
   readonly table: CorrelationTable<ClientTag, ServerTag>;
+  /** The router's links (connections to upstreams), to look up and write to. */
   readonly links: LinkRegistry;
+  /** The live client sessions by key. */
   readonly sessions: ReadonlyMap<SessionKey, Session<ClientCall>>;
+  /** Where notifications and server requests that belong to no call go. */
   readonly resolver: Pick<RequestResolver, 'notificationTargets' | 'sessionsFor'>;
+  /** Where warnings (dropped, malformed or unroutable messages) are logged. */
   readonly logger: Logger;
+  /** Where the counters of what happened are kept. */
   readonly metrics: Metrics;
   /** The nesting bound of what is parsed here (`server.maxJsonDepth`), if any. */
   readonly maxJsonDepth: number | undefined;
@@ -82,9 +88,11 @@ interface ServerRequestTrace {
   readonly receivedAt: number;
 }
 
+/** Handles what upstreams send (`text`, from `Router.handleUpstreamText`), one message at a time. */
 export class UpstreamInbound {
   readonly #o: UpstreamInboundOptions;
 
+  /** Keeps nothing of its own: all state is the router's, reached through `options`. */
   constructor(options: UpstreamInboundOptions) {
     this.#o = options;
   }
