@@ -23,7 +23,7 @@ import type { Link, LinkRegistry } from './links.js';
 import type { UpstreamReply } from './router-types.js';
 import type { Session } from './session.js';
 import { INTERNAL_SESSION } from './session-key.js';
-import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
+import { GATEWAY_TRACE_SESSION, wallNow } from './trace-mapping.js';
 
 /** How a request of the gateway's own is traced and sent (`Router.requestUpstream`). */
 export interface GatewayRequestOptions {
@@ -176,6 +176,6 @@ export class GatewayRequests {
 
   /** A trace context for the gateway's traffic on behalf of `key`: the session's, else the gateway's. */
   #contextOf(key: SessionKey): string {
-    return this.#o.session(key) ? key : GATEWAY_PARTICIPANT;
+    return this.#o.session(key) ? key : GATEWAY_TRACE_SESSION;
   }
 }

@@ -18,7 +18,12 @@ import type { SessionKey } from './correlation-table.js';
 import type { SessionState } from './ports.js';
 import { INTERNAL_SESSION } from './session-key.js';
 import type { HopFields, HopSession } from './taps.js';
-import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant } from './trace-mapping.js';
+import {
+  clientParticipant,
+  GATEWAY_PARTICIPANT,
+  GATEWAY_TRACE_SESSION,
+  serverParticipant,
+} from './trace-mapping.js';
 
 /** The client session a hop concerns, as the router keeps it. */
 export interface HopSessionSource {
@@ -61,14 +66,14 @@ export interface HopBase {
 /**
  * The session a hop is traced under: the live session's key, else the key the correlation table
  * remembered (a session that has since ended), else `gateway` for the gateway's own traffic
- * ({@link INTERNAL_SESSION} in the table, `GATEWAY_PARTICIPANT` in the trace).
+ * ({@link INTERNAL_SESSION} in the table, {@link GATEWAY_TRACE_SESSION} in the trace).
  */
 export function traceSessionOf(
   session: HopSessionSource | undefined,
   key: SessionKey | undefined,
 ): SessionKey {
   if (session) return session.key;
-  return key !== undefined && key !== INTERNAL_SESSION ? key : GATEWAY_PARTICIPANT;
+  return key !== undefined && key !== INTERNAL_SESSION ? key : GATEWAY_TRACE_SESSION;
 }
 
 function sessionContextOf(session: HopSessionSource | undefined): HopSession | undefined {

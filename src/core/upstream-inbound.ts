@@ -41,7 +41,7 @@ import type { Session } from './session.js';
 import { INTERNAL_SESSION } from './session-key.js';
 import type { HopFields } from './taps.js';
 import { errorText } from './thrown.js';
-import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
+import { GATEWAY_TRACE_SESSION, wallNow } from './trace-mapping.js';
 
 /** What handling upstream traffic needs of the router. */
 export interface UpstreamInboundOptions {
@@ -156,7 +156,7 @@ export class UpstreamInbound {
         session: undefined,
         sessionKey: INTERNAL_SESSION,
         correlation: [],
-        context: GATEWAY_PARTICIPANT,
+        context: GATEWAY_TRACE_SESSION,
         receivedAt: wallNow(),
       });
     } else {
@@ -208,7 +208,7 @@ export class UpstreamInbound {
       fromUpstreamHop(link.name, meta.transport, traceSession, entry?.tag.traceSession, {
         id: traceId,
         message: response,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
         receivedAt,
         raw,
         correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
@@ -279,7 +279,7 @@ export class UpstreamInbound {
         {
           id: traceId,
           message: notification,
-          context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+          context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
           receivedAt,
           raw,
           correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
@@ -327,7 +327,7 @@ export class UpstreamInbound {
       fromUpstreamHop(link.name, meta.transport, session, entry?.session, {
         id: traceId,
         message: notification,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
         receivedAt,
         raw,
         correlation: entry ? [entry.tag.traceId] : undefined,
@@ -393,7 +393,8 @@ export class UpstreamInbound {
       fromUpstreamHop(link.name, meta.transport, first, undefined, {
         id: traceId,
         message: notification,
-        context: related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_PARTICIPANT),
+        context:
+          related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_TRACE_SESSION),
         receivedAt,
         raw,
         correlation: related ? [related.tag.upstreamTraceId] : undefined,
@@ -440,7 +441,7 @@ export class UpstreamInbound {
     const traceId = newEnvelopeId();
     const context = session
       ? `${cause?.parent ? cause.parent.tag.context : session.key}/${traceId}`
-      : GATEWAY_PARTICIPANT;
+      : GATEWAY_TRACE_SESSION;
     this.#o.hop(
       fromUpstreamHop(link.name, meta.transport, session, undefined, {
         id: traceId,
