@@ -13,6 +13,7 @@
  * - Messages leave as a 2024-11-05 client sends them: the 2026-07-28 envelope members of a modern
  *   client's `_meta` (and the gateway's own `switchboard.dev/` members) are taken out of the body.
  */
+
 import type { Dispatcher } from 'undici';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
@@ -39,6 +40,7 @@ import { configuredHeaders, POST_ACCEPT, STREAM_ACCEPT } from './request-headers
 import { discardBody, mediaTypeOf, readErrorDetail } from './response-body.js';
 import { isEmptyData, pumpSse } from './sse-body.js';
 import { sseContext } from './sse-context.js';
+import { withTraceHeaders } from './trace-headers.js';
 import { UpstreamOutlet } from './upstream-outlet.js';
 
 /** The stream id in the trace of messages from the 2024-11-05 stream. */
@@ -120,8 +122,8 @@ export class LegacySseTransport implements UpstreamTransport {
       return undefined;
     }
     const wire = toLegacyWire(json, message);
-    this.#post(path, wire.json, id).catch((error: unknown) =>
-      this.#out.report(`POST failed unexpectedly: ${String(error)}`),
+    this.#post(path, wire.json, id, withTraceHeaders(this.#postHeaders, wire.message)).catch(
+      (error: unknown) => this.#out.report(`POST failed unexpectedly: ${String(error)}`),
     );
     return wire.json === json ? undefined : wire;
   }
@@ -244,13 +246,18 @@ export class LegacySseTransport implements UpstreamTransport {
     else if (verdict.kind === 'request') this.send(JSON.stringify(verdict.reply), verdict.reply);
   }
 
-  async #post(path: string, json: string, id: RequestId | undefined): Promise<void> {
+  async #post(
+    path: string,
+    json: string,
+    id: RequestId | undefined,
+    headers: Readonly<Record<string, string>>,
+  ): Promise<void> {
     let response: Dispatcher.ResponseData;
     try {
       response = await this.#http.request({
         method: 'POST',
         path,
-        headers: this.#postHeaders,
+        headers,
         body: json,
         headersTimeoutMs: this.#o.streamIdleTimeoutMs,
         bodyTimeoutMs: this.#o.streamIdleTimeoutMs,
