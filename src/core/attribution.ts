@@ -21,11 +21,13 @@ export interface AttributableTag {
 
 /** What attribution reads of a server request's tag: the client request it was attributed to. */
 export interface BlockingTag {
+  /** The upstream id of the client request it was attributed to, if any. */
   readonly parentUpstreamId?: RequestId | undefined;
 }
 
 /** A server request's origin as the router knows it when the request arrives. */
 export interface ServerRequestOrigin {
+  /** The link the request came on. */
   readonly link: LinkId;
   /** The upstream id of the request whose response stream carried it (`InboundMeta`), if told. */
   readonly relatedUpstreamId?: RequestId | undefined;
@@ -37,7 +39,9 @@ export interface ServerRequestOrigin {
 
 /** The session a server request belongs to, and the client request that caused it when known. */
 export interface Attribution<C> {
+  /** The session the request goes to. */
   readonly session: SessionKey;
+  /** The table's entry of the client request that caused it, when known. */
   readonly parent?: ClientRequestEntry<C>;
 }
 

@@ -57,13 +57,16 @@ interface Ending {
   readonly outcome: CallOutcome;
 }
 
+/** No ids: the frozen empty list a call's `derivedFrom` defaults to, shared so nothing is allocated. */
 export const NONE: readonly string[] = Object.freeze([]);
 
 /** What ending calls needs of the router. */
 export interface CallFinisherOptions {
   /** Who hears of calls, upstream requests, sessions and links (`observations.ts`). */
   readonly observations: Observations;
+  /** Where warnings (dropped, malformed or unroutable messages) are logged. */
   readonly logger: Logger;
+  /** Where the counters of what happened are kept. */
   readonly metrics: Metrics;
   /** Asked whether a response's hop is wanted (then where its result is in the text is worked out). */
   readonly taps: Pick<TapBus, 'wants'>;
@@ -77,6 +80,7 @@ export interface CallFinisherOptions {
   ) => void;
 }
 
+/** Ends client calls (`finish`), runs their interceptors' `complete` and `delivered`, counts calls in flight. */
 export class CallFinisher {
   readonly #o: CallFinisherOptions;
   /**
@@ -90,6 +94,7 @@ export class CallFinisher {
   /** Who waits for `#inFlight` to reach 0 (`whenNone`). */
   #idleWaiters: (() => void)[] = [];
 
+  /** No interceptors, no calls in flight. */
   constructor(options: CallFinisherOptions) {
     this.#o = options;
   }

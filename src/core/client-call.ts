@@ -15,11 +15,17 @@ import type { Session } from './session.js';
 
 /** The router's own record of a client request (see `CallInfo`). */
 export interface ClientCall {
+  /** The session the request came on. */
   readonly session: Session<ClientCall>;
+  /** The request as the client sent it (its id is the client's). */
   readonly request: JsonRpcRequest;
+  /** The request id as a map key (`idKey`), the call's key in its session. */
   readonly key: string;
+  /** The envelope id of the request's client→gateway hop. */
   readonly traceId: string;
+  /** The call's MEUP context (`<session>/<traceId>`): everything it causes is traced there. */
   readonly context: string;
+  /** When the request arrived (epoch milliseconds, `wallNow`). */
   readonly receivedAt: number;
   /**
    * Made when someone first asks for the call's signal: creating an `AbortSignal` costs several
@@ -30,8 +36,11 @@ export interface ClientCall {
   aborted: boolean;
   /** What the interceptors see, made once per call when the first interceptor needs it. */
   info?: CallInfo;
+  /** The upstream the call was routed to, once it is. */
   upstream?: string;
+  /** The request as the resolver routed it (before the gateway's id replaces the client's), once it is. */
   routed?: JsonRpcRequest;
+  /** Set once the call has ended (`CallFinisher.finish`): later answers to it are dropped. */
   done: boolean;
   /** How many times the resolver answered `pending` for this call (it is routed once, at most). */
   pendingRoutes?: number;
@@ -43,12 +52,17 @@ export interface ClientCall {
   observed?: ObservedCall;
 }
 
+/** What the correlation table keeps with a client→server request (a client's call or the gateway's own). */
 export interface ClientTag {
   /** The client request this upstream request serves (absent for the gateway's own). */
   readonly call?: ClientCall;
+  /** The envelope id of the request as it came in (the client's hop, or the gateway's own). */
   readonly traceId: string;
+  /** The envelope id of its gateway→upstream hop, which the response's hop correlates to. */
   readonly upstreamTraceId: string;
+  /** The MEUP context the request and what it causes are traced in. */
   readonly context: string;
+  /** The name of the upstream it was sent to. */
   readonly upstream: string;
   /** Set for the gateway's own requests: who waits for the answer. */
   readonly internal?: { resolve(reply: UpstreamReply): void; reject(error: JsonRpcErrorObject): void };
@@ -58,10 +72,15 @@ export interface ClientTag {
   observed?: ObservedUpstreamRequest;
 }
 
+/** What the correlation table keeps with a server→client request. */
 export interface ServerTag {
+  /** The envelope id of the request's upstream→gateway hop. */
   readonly traceId: string;
+  /** The envelope id of its gateway→client hop, which the client's answer correlates to. */
   readonly downTraceId: string;
+  /** The MEUP context it is traced in (one level below the call it was attributed to, if any). */
   readonly context: string;
+  /** The name of the upstream that sent it. */
   readonly upstream: string;
   /** The upstream id of the client request it was attributed to, if any. */
   readonly parentUpstreamId?: RequestId;
@@ -80,16 +99,25 @@ export function signalOf(call: ClientCall): AbortSignal {
  * class, not an object literal with a getter, so that making one is a plain allocation.
  */
 export class CallView implements CallInfo {
+  /** The session the call came on (`CallInfo.session`). */
   readonly session: SessionView;
+  /** The request as the client sent it (`CallInfo.request`). */
   readonly request: JsonRpcRequest;
+  /** The envelope id of the request's client→gateway hop. */
   readonly traceId: string;
+  /** The call's MEUP context. */
   readonly context: string;
+  /** When the request arrived (epoch milliseconds, `wallNow`). */
   readonly receivedAt: number;
+  /** The upstream it was routed to (interceptors see calls once they are routed). */
   readonly upstream: string | undefined;
+  /** The request as routed (before the gateway's id replaces the client's). */
   readonly routed: JsonRpcRequest | undefined;
+  /** What interceptors keep about the call between `admit` and `complete`, by their own keys. */
   readonly notes = new Map<string, unknown>();
   readonly #call: ClientCall;
 
+  /** The view of `call`, as of now (its routing is copied, not followed). */
   constructor(call: ClientCall, session: SessionView) {
     this.#call = call;
     this.session = session;
@@ -101,6 +129,7 @@ export class CallView implements CallInfo {
     this.routed = call.routed;
   }
 
+  /** Aborted when the call is (cancelled, or its session ended); made on first use. */
   get signal(): AbortSignal {
     return signalOf(this.#call);
   }

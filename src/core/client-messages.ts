@@ -29,10 +29,15 @@ import type { HopFields } from './taps.js';
 export interface ClientMessagesOptions {
   /** Who hears of calls, upstream requests, sessions and links (`observations.ts`). */
   readonly observations: Observations;
+  /** The router's correlation table: every request in flight, both directions. */
   readonly table: CorrelationTable<ClientTag, ServerTag>;
+  /** The router's links (connections to upstreams), to look up and write to. */
   readonly links: LinkRegistry;
+  /** Which links a client notification that concerns no request goes to. */
   readonly resolver: Pick<RequestResolver, 'notificationLinks'>;
+  /** Where warnings (dropped, malformed or unroutable messages) are logged. */
   readonly logger: Logger;
+  /** Where the counters of what happened are kept. */
   readonly metrics: Metrics;
   /** Hands a hop to the taps (the router's gate applies). */
   readonly hop: (fields: HopFields) => void;
@@ -42,9 +47,11 @@ export interface ClientMessagesOptions {
   readonly scheduleExpiry: () => void;
 }
 
+/** Handles a client's notifications and its answers to servers' requests. */
 export class ClientMessages {
   readonly #o: ClientMessagesOptions;
 
+  /** Keeps nothing of its own: all state is the router's, reached through `options`. */
   constructor(options: ClientMessagesOptions) {
     this.#o = options;
   }

@@ -25,7 +25,7 @@ import type { Observations, ObservedCall } from './observations.js';
 import type { UpstreamReply } from './router-types.js';
 import type { Session } from './session.js';
 import { INTERNAL_SESSION } from './session-key.js';
-import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
+import { GATEWAY_TRACE_SESSION, wallNow } from './trace-mapping.js';
 
 /** How a request of the gateway's own is traced and sent (`Router.requestUpstream`). */
 export interface GatewayRequestOptions {
@@ -47,7 +47,9 @@ export interface GatewayRequestOptions {
 export interface GatewayRequestsOptions {
   /** Who hears of calls, upstream requests, sessions and links (`observations.ts`). */
   readonly observations: Observations;
+  /** The router's correlation table: every request in flight, both directions. */
   readonly table: CorrelationTable<ClientTag, ServerTag>;
+  /** The router's links (connections to upstreams), to look up and write to. */
   readonly links: LinkRegistry;
   /** The live session under `key`, if any (its hops are traced under it). */
   readonly session: (key: SessionKey) => Session | undefined;
@@ -59,11 +61,13 @@ export interface GatewayRequestsOptions {
 
 type Waiter = { resolve(reply: UpstreamReply): void; reject(error: JsonRpcErrorObject): void };
 
+/** Sends the gateway's own requests and notifications upstream and settles their promises. */
 export class GatewayRequests {
   readonly #o: GatewayRequestsOptions;
   /** The gateway's own request ids, in the table under `INTERNAL_SESSION`. */
   #counter = 0;
 
+  /** Requests numbered from 1, none in flight. */
   constructor(options: GatewayRequestsOptions) {
     this.#o = options;
   }
@@ -182,6 +186,6 @@ export class GatewayRequests {
 
   /** A trace context for the gateway's traffic on behalf of `key`: the session's, else the gateway's. */
   #contextOf(key: SessionKey): string {
-    return this.#o.session(key) ? key : GATEWAY_PARTICIPANT;
+    return this.#o.session(key) ? key : GATEWAY_TRACE_SESSION;
   }
 }

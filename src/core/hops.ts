@@ -18,20 +18,32 @@ import type { SessionKey } from './correlation-table.js';
 import type { SessionState } from './ports.js';
 import { INTERNAL_SESSION } from './session-key.js';
 import type { HopFields, HopSession } from './taps.js';
-import { clientParticipant, GATEWAY_PARTICIPANT, serverParticipant } from './trace-mapping.js';
+import {
+  clientParticipant,
+  GATEWAY_PARTICIPANT,
+  GATEWAY_TRACE_SESSION,
+  serverParticipant,
+} from './trace-mapping.js';
 
 /** The client session a hop concerns, as the router keeps it. */
 export interface HopSessionSource {
+  /** The session key: the hop is traced under it. */
   readonly key: SessionKey;
+  /** The client's `Mcp-Session-Id`, recorded on the hop when there is one. */
   readonly mcpSessionId?: string | undefined;
+  /** The session's revision, recorded on the hop. */
   readonly protocolVersion: ProtocolVersion;
+  /** Where the session is in its life, recorded on the hop. */
   readonly state: SessionState;
+  /** The client transport's details, the hop's transport when it crosses the client edge. */
   readonly transportContext: TransportContext;
 }
 
 /** The link a hop crosses (`name`: its upstream's). */
 export interface HopLink {
+  /** The upstream's name: the hop's `server-<name>` participant and its `upstream`. */
   readonly name: string;
+  /** The connection's details, the hop's transport when it crosses the upstream edge. */
   readonly transportContext: TransportContext;
 }
 
@@ -39,26 +51,29 @@ export interface HopLink {
 export interface HopBase {
   /** The hop's trace id (its envelope id). */
   readonly id: string;
+  /** The message that crossed (for a rewritten one, as it was written: ids as that side knows them). */
   readonly message: JsonRpcMessage;
+  /** The hop's MEUP context path. */
   readonly context: string;
   /** When the message reached the gateway (monotonic milliseconds). */
   readonly receivedAt: number;
   /** The message's text as it went on the wire, when the router has it. */
   readonly raw: string | undefined;
+  /** The envelope ids this hop answers or follows (its `correlation_id`), if any. */
   readonly correlation?: readonly string[] | undefined;
 }
 
 /**
  * The session a hop is traced under: the live session's key, else the key the correlation table
  * remembered (a session that has since ended), else `gateway` for the gateway's own traffic
- * ({@link INTERNAL_SESSION} in the table, `GATEWAY_PARTICIPANT` in the trace).
+ * ({@link INTERNAL_SESSION} in the table, {@link GATEWAY_TRACE_SESSION} in the trace).
  */
 export function traceSessionOf(
   session: HopSessionSource | undefined,
   key: SessionKey | undefined,
 ): SessionKey {
   if (session) return session.key;
-  return key !== undefined && key !== INTERNAL_SESSION ? key : GATEWAY_PARTICIPANT;
+  return key !== undefined && key !== INTERNAL_SESSION ? key : GATEWAY_TRACE_SESSION;
 }
 
 function sessionContextOf(session: HopSessionSource | undefined): HopSession | undefined {
@@ -178,8 +193,11 @@ export function fromUpstreamHop(
 
 /** For a call's final response: the upstream that answered it, and when its result was known. */
 export interface ToClientResult {
+  /** The name of the upstream that answered, if one did. */
   readonly upstream?: string | undefined;
+  /** Where `JSON.stringify(result)` starts in the response's text (`HopEvent.resultAt`), when worked out. */
   readonly resultAt?: number | undefined;
+  /** With `resultAt`: the result says `isError: true` (a tool's own failure). */
   readonly resultIsError?: boolean | undefined;
 }
 
@@ -187,7 +205,9 @@ export interface ToClientResult {
 export interface ToClientTrace extends ToClientResult {
   /** The hop's trace id. */
   readonly id: string;
+  /** The envelope ids the hop answers or follows (its `correlation_id`). */
   readonly correlation: readonly string[];
+  /** The hop's MEUP context path. */
   readonly context: string;
   /** When what caused it reached the gateway (monotonic milliseconds). */
   readonly receivedAt: number;

@@ -37,11 +37,15 @@ export type LinkState = 'ready' | 'starting' | 'down';
 
 /** A link: the router's handle on one connection to an upstream, and that connection. */
 export interface Link {
+  /** The id the router knows the link by, stable across restarts of its connection. */
   readonly id: LinkId;
   /** The upstream's configured name (what logs, metrics and the trace call it). */
   readonly name: string;
+  /** The connection messages are written to (replaced when a restarted one is attached). */
   readonly transport: UpstreamTransport;
+  /** The connection's details (child pid, URL...), recorded on the link's hops. */
   readonly transportContext: TransportContext;
+  /** `starting` (traffic queues), `ready`, or `down` for good. */
   state: LinkState;
   /** Why it last closed, for the errors of those who wanted it. */
   downReason?: string;
@@ -51,18 +55,25 @@ export interface Link {
 
 /** How a message written to a link is traced (its gateway->upstream hop). */
 export interface ToLinkTrace {
+  /** The hop's envelope id. */
   readonly id: string;
   /** The live session it is written for, if any. */
   readonly session: HopSessionSource | undefined;
   /** The session the table remembers, when it is no longer live (or the gateway's own). */
   readonly sessionKey?: SessionKey;
+  /** The envelope ids the hop answers or follows (its `correlation_id`). */
   readonly correlation: readonly string[];
+  /** The hop's MEUP context path. */
   readonly context: string;
+  /** When the message that caused the write arrived (epoch milliseconds, `wallNow`). */
   readonly receivedAt: number;
 }
 
+/** What the link registry needs of the router. */
 export interface LinkRegistryOptions {
+  /** Where warnings (dropped, malformed or unroutable messages) are logged. */
   readonly logger: Logger;
+  /** Where the counters of what happened are kept. */
   readonly metrics: Metrics;
   /** How many messages may wait for a starting link before more are refused. */
   readonly maxQueued: number;
@@ -84,6 +95,10 @@ interface LinkWaiter {
   reject(error: JsonRpcErrorObject): void;
 }
 
+/**
+ * The router's links by id: attaches connections (first and restarted), queues what is written to
+ * a starting link and flushes it when it is ready, and lets the gateway wait for a link.
+ */
 export class LinkRegistry {
   readonly #o: LinkRegistryOptions;
   readonly #links = new Map<LinkId, Link>();
@@ -91,6 +106,7 @@ export class LinkRegistry {
   readonly #waiters = new Map<LinkId, LinkWaiter>();
   #closed = false;
 
+  /** An empty registry. */
   constructor(options: LinkRegistryOptions) {
     this.#o = options;
   }

@@ -43,6 +43,7 @@ export interface DownstreamPort {
   dropped?(request: RequestId): void;
 }
 
+/** What a transport tells the router about a message it hands in, beyond its text. */
 export interface InboundMeta {
   /** The transport the message arrived on (child pid, HTTP details, SSE event id...). */
   readonly transport: TransportContext;

@@ -20,7 +20,9 @@ import type { TapBus } from './taps.js';
 
 /** A local handler's answer to a client request: a result or an error, and what it was built from. */
 export interface LocalAnswer {
+  /** The result the client gets (when there is no `error`). */
   readonly result?: unknown;
+  /** The error the client gets instead of a result. */
   readonly error?: JsonRpcErrorObject;
   /** Trace ids of the upstream responses this answer was built from (fan-in). */
   readonly derivedFrom?: readonly string[];
@@ -28,6 +30,7 @@ export interface LocalAnswer {
 
 /** An upstream's response to a request a local handler sent (`LocalCall.requestUpstream`). */
 export interface UpstreamReply {
+  /** The upstream's response, success or error, with the gateway's request id. */
   readonly response: JsonRpcResponse;
   /** Trace id of the upstream response envelope, for fan-in correlation. */
   readonly traceId: string;
@@ -35,11 +38,21 @@ export interface UpstreamReply {
 
 /** What a local handler may do while answering a client request itself. */
 export interface LocalCall {
+  /** The session the request came on. */
   readonly session: SessionView;
+  /** The request as the client sent it. */
   readonly request: JsonRpcRequest;
+  /** Trace id of the client's request envelope. */
   readonly traceId: string;
+  /** The call's MEUP context: what the handler sends upstream is traced in it. */
   readonly context: string;
+  /** Aborted when the client cancels the request or its session ends (pass it on to what you await). */
   readonly signal: AbortSignal;
+  /**
+   * Sends a request to `link` on the call's behalf (`Router.requestUpstream`, traced in the call's
+   * context and aborted with it). Resolves with the upstream's response, success or error; rejects
+   * with a JSON-RPC error object when the link is down, the request times out or is aborted.
+   */
   requestUpstream(link: LinkId, method: string, params?: JsonObject): Promise<UpstreamReply>;
 }
 
@@ -49,6 +62,7 @@ export type Resolution =
   | { readonly kind: 'forward'; readonly link: LinkId; readonly message?: JsonRpcRequest }
   /** The gateway answers itself (initialize of an aggregated endpoint, merged lists, ping). */
   | { readonly kind: 'local'; readonly handle: (call: LocalCall) => Promise<LocalAnswer> }
+  /** Refuse: the client gets `error` at once. */
   | { readonly kind: 'error'; readonly error: JsonRpcErrorObject }
   /**
    * Not routable yet (e.g. the session's own upstream connection is being created, or restarting):
@@ -66,6 +80,7 @@ export type Resolution =
  * aggregates.
  */
 export interface RequestResolver {
+  /** Where a client request goes (called again after a `pending`; must not throw). */
   resolve(session: SessionView, request: JsonRpcRequest): Resolution;
   /** Links that receive a client notification (other than cancellations and progress). */
   notificationLinks(session: SessionView, notification: JsonRpcNotification): readonly LinkId[];
@@ -82,15 +97,19 @@ export interface RequestResolver {
  * end.
  */
 export interface CallInfo {
+  /** The session the request came on. */
   readonly session: SessionView;
+  /** The request as the client sent it (the client's id). */
   readonly request: JsonRpcRequest;
   /** Trace id of the client's request envelope (the root of the call's context). */
   readonly traceId: string;
+  /** The call's MEUP context (`<session>/<traceId>`). */
   readonly context: string;
   /** Epoch milliseconds (fractional) the request arrived. */
   readonly receivedAt: number;
   /** The upstream it was routed to, and the message as forwarded (before id rewriting). */
   readonly upstream?: string;
+  /** The message as the resolver routed it (see `upstream`). */
   readonly routed?: JsonRpcRequest;
   /** Aborted when the client cancels the request or its session ends. */
   readonly signal: AbortSignal;
@@ -116,8 +135,14 @@ export interface CallOutcome {
  * both must not throw (a throw is logged and answered as an internal error).
  */
 export interface CallInterceptor {
+  /** Names the interceptor in logs (e.g. when it throws). */
   readonly name: string;
+  /** Lets a routed request go out, or refuses it with an error; may hold it by answering later. */
   admit?(call: CallInfo): Admission | Promise<Admission>;
+  /**
+   * Sees the final response before delivery: returns a replacement, or undefined to keep it; may
+   * hold it by answering later. `outcome` says how the call ended.
+   */
   complete?(
     call: CallInfo,
     response: JsonRpcResponse,
@@ -136,13 +161,19 @@ export interface CallInterceptor {
 
 /** What a `Router` is built with: the routing policy, logging and metrics, and its limits. */
 export interface RouterOptions {
+  /** The routing policy: where each client message goes. */
   readonly resolver: RequestResolver;
+  /** Where dropped, malformed and failed messages are logged. */
   readonly logger: Logger;
+  /** Where the router's counters and gauges are kept. */
   readonly metrics: Metrics;
+  /** The bus every hop is offered to (default: a new one with no taps). */
   readonly taps?: TapBus;
+  /** Request timeouts, over the defaults (`DEFAULT_TIMEOUTS`). */
   readonly timeouts?: Partial<CorrelationTimeouts>;
   /** Maximum messages held for a link that is (re)starting before new ones are refused. */
   readonly maxQueuedPerLink?: number;
+  /** Interceptors added at once, in order (more with `Router.addInterceptor`). */
   readonly interceptors?: readonly CallInterceptor[];
   /**
    * How many `pending` answers in a row one client request may get from the resolver before it is
@@ -187,7 +218,9 @@ export interface OutboundRequestHop {
  * own requests, fan-outs: one call per upstream) and toward a client (a server's request passed on).
  */
 export interface TraceContextWriter {
+  /** The request to write to an upstream: `request`, or a copy with trace context in its `_meta`. */
   toUpstream(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest;
+  /** The server's request to write to a client: `request`, or a copy with trace context in its `_meta`. */
   toClient(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest;
 }
 

@@ -112,6 +112,11 @@ export { INTERNAL_SESSION } from './session-key.js';
 /** An interceptor that has an `admit`. */
 type Admitter = CallInterceptor & Required<Pick<CallInterceptor, 'admit'>>;
 
+/**
+ * Routes every message between client sessions and upstream links (see the file's comment): the
+ * transports open sessions and hand in messages through `SessionHost`, and attach links and hand in
+ * upstream text through `LinkHost`; the gateway adds interceptors and sends its own requests.
+ */
 export class Router implements SessionHost, LinkHost {
   readonly #resolver: RequestResolver;
   readonly #logger: Logger;
@@ -894,6 +899,10 @@ export class Router implements SessionHost, LinkHost {
     this.#scheduleExpiry();
   }
 
+  /**
+   * Stops the router: its expiry timer is cleared and whoever waits for a link (`whenLinkReady`)
+   * is rejected. It closes no connection and no session: those are the transports'. Idempotent.
+   */
   close(): void {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);

@@ -25,12 +25,17 @@ export interface TrackedCall {
  * the methods below, which name the protocol step that changes them.
  */
 export class Session<C extends TrackedCall = TrackedCall> implements SessionView {
+  /** The router's key of the session (`SessionView.key`). */
   readonly key: SessionKey;
+  /** The kind of transport the client is on. */
   readonly transport: TransportKind;
   /** The transport's details, recorded on the session's hops (the trace). */
   readonly transportContext: TransportContext;
+  /** The `Mcp-Session-Id` the client knows the session by, when the transport issued one. */
   readonly mcpSessionId?: string;
+  /** Who is calling, as authentication established it. */
   readonly principal?: string;
+  /** The principal's roles, as authentication established them. */
   readonly roles?: readonly string[];
   /** Where the session's messages go out; replaced when the transport reconnects. */
   port: DownstreamPort;
@@ -52,14 +57,17 @@ export class Session<C extends TrackedCall = TrackedCall> implements SessionView
     if (params.roles !== undefined) this.roles = params.roles;
   }
 
+  /** The revision the session speaks (the default until `initialize` agrees on one). */
   get protocolVersion(): ProtocolVersion {
     return this.#protocolVersion;
   }
 
+  /** Where the session is in its life: `uninitialized`, then through the methods below. */
   get state(): SessionState {
     return this.#state;
   }
 
+  /** The params of the client's `initialize`, once it sent one. */
   get initializeParams(): JsonObject | undefined {
     return this.#initializeParams;
   }

@@ -8,7 +8,17 @@ import { MEUP_PROTOCOL } from '../meup/types.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 import type { SessionKey } from './correlation-table.js';
 
+/** The gateway's participant id: the `from` or `to` of every hop on the gateway's side. */
 export const GATEWAY_PARTICIPANT = 'gateway';
+
+/**
+ * The trace session (and the root context) of traffic that belongs to no client session: the
+ * gateway's own handshakes and lists with its upstreams, and what an upstream sends outside any
+ * call. The one "no session" marker of the trace; its counterpart in the correlation table is
+ * `INTERNAL_SESSION` (`#internal`, which no generated key can equal), mapped to this one by
+ * `traceSessionOf` (hops.ts). The same text as the participant id: that traffic is the gateway's.
+ */
+export const GATEWAY_TRACE_SESSION: SessionKey = GATEWAY_PARTICIPANT;
 
 const CLIENT_PREFIX = 'client-';
 

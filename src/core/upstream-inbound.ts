@@ -43,17 +43,23 @@ import type { Session } from './session.js';
 import { INTERNAL_SESSION } from './session-key.js';
 import type { HopFields } from './taps.js';
 import { errorText } from './thrown.js';
-import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
+import { GATEWAY_TRACE_SESSION, wallNow } from './trace-mapping.js';
 
 /** What handling upstream traffic needs of the router. */
 export interface UpstreamInboundOptions {
   /** Who hears of calls, upstream requests, sessions and links (`observations.ts`). */
   readonly observations: Observations;
+  /** The router's correlation table: every request in flight, both directions. */
   readonly table: CorrelationTable<ClientTag, ServerTag>;
+  /** The router's links (connections to upstreams), to look up and write to. */
   readonly links: LinkRegistry;
+  /** The live client sessions by key. */
   readonly sessions: ReadonlyMap<SessionKey, Session<ClientCall>>;
+  /** Where notifications and server requests that belong to no call go. */
   readonly resolver: Pick<RequestResolver, 'notificationTargets' | 'sessionsFor'>;
+  /** Where warnings (dropped, malformed or unroutable messages) are logged. */
   readonly logger: Logger;
+  /** Where the counters of what happened are kept. */
   readonly metrics: Metrics;
   /** The nesting bound of what is parsed here (`server.maxJsonDepth`), if any. */
   readonly maxJsonDepth: number | undefined;
@@ -86,9 +92,11 @@ interface ServerRequestTrace {
   readonly receivedAt: number;
 }
 
+/** Handles what upstreams send (`text`, from `Router.handleUpstreamText`), one message at a time. */
 export class UpstreamInbound {
   readonly #o: UpstreamInboundOptions;
 
+  /** Keeps nothing of its own: all state is the router's, reached through `options`. */
   constructor(options: UpstreamInboundOptions) {
     this.#o = options;
   }
@@ -152,7 +160,7 @@ export class UpstreamInbound {
         session: undefined,
         sessionKey: INTERNAL_SESSION,
         correlation: [],
-        context: GATEWAY_PARTICIPANT,
+        context: GATEWAY_TRACE_SESSION,
         receivedAt: wallNow(),
       });
     } else {
@@ -204,7 +212,7 @@ export class UpstreamInbound {
       fromUpstreamHop(link.name, meta.transport, traceSession, entry?.tag.traceSession, {
         id: traceId,
         message: response,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
         receivedAt,
         raw,
         correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
@@ -276,7 +284,7 @@ export class UpstreamInbound {
         {
           id: traceId,
           message: notification,
-          context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+          context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
           receivedAt,
           raw,
           correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
@@ -324,7 +332,7 @@ export class UpstreamInbound {
       fromUpstreamHop(link.name, meta.transport, session, entry?.session, {
         id: traceId,
         message: notification,
-        context: entry ? entry.tag.context : GATEWAY_PARTICIPANT,
+        context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
         receivedAt,
         raw,
         correlation: entry ? [entry.tag.traceId] : undefined,
@@ -390,7 +398,8 @@ export class UpstreamInbound {
       fromUpstreamHop(link.name, meta.transport, first, undefined, {
         id: traceId,
         message: notification,
-        context: related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_PARTICIPANT),
+        context:
+          related && !related.tag.internal ? related.tag.context : (first?.key ?? GATEWAY_TRACE_SESSION),
         receivedAt,
         raw,
         correlation: related ? [related.tag.upstreamTraceId] : undefined,
@@ -437,7 +446,7 @@ export class UpstreamInbound {
     const traceId = newEnvelopeId();
     const context = session
       ? `${cause?.parent ? cause.parent.tag.context : session.key}/${traceId}`
-      : GATEWAY_PARTICIPANT;
+      : GATEWAY_TRACE_SESSION;
     this.#o.hop(
       fromUpstreamHop(link.name, meta.transport, session, undefined, {
         id: traceId,

@@ -195,6 +195,10 @@ function preview(value: unknown): string {
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
 
+/**
+ * `isObject` of protocol/jsonrpc/json-object.ts, which this layer may not import (meup imports
+ * only observe's types: docs/architecture.md, the layers).
+ */
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -73,6 +73,11 @@ function trailingBackslashes(text: string): number {
   return n;
 }
 
+/**
+ * An object made by `{}` or `JSON.parse` (its prototype `Object.prototype` or null): stricter than
+ * `isObject`, since a pattern may come from code as well as from YAML or JSON, and a class instance or a
+ * `Map` is not a pattern.
+ */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value) as unknown;

@@ -18,6 +18,7 @@
  * `[REDACTED]` values it left are listed in the header as `trace-redacted`.
  */
 import { REDACTED } from '../audit/redaction.js';
+import { GATEWAY_TRACE_SESSION } from '../core/trace-mapping.js';
 import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
 import { isObject } from '../protocol/jsonrpc/json-object.js';
 import { parseMessage } from '../protocol/jsonrpc/parse.js';
@@ -30,9 +31,6 @@ import type { TapeEntry } from './tape-writer.js';
 
 /** The revision of the stateless era, whose sessions have no `initialize`. */
 const STATELESS_REVISION = '2026-07-28';
-
-/** The session of the gateway's own traffic with its upstreams (their handshakes). */
-export const GATEWAY_SESSION = 'gateway';
 
 export interface ExportOptions {
   /** A session key, an `Mcp-Session-Id`, or a context (`<session>/<request-envelope-id>`). */
@@ -94,7 +92,7 @@ function redactedPaths(value: unknown, path: string, out: string[]): void {
  * like) until `before`: what the server had said on the link when the session began.
  */
 function linkHandshake(store: Pick<TraceStore, 'session'>, name: string, before: number): TraceRecord[] {
-  const own = store.session(GATEWAY_SESSION).filter((r) => upstreamSide(hopOf(r), name) !== undefined);
+  const own = store.session(GATEWAY_TRACE_SESSION).filter((r) => upstreamSide(hopOf(r), name) !== undefined);
   let start = -1;
   for (let i = 0; i < own.length; i += 1) {
     const r = own[i] as TraceRecord;

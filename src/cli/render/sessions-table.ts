@@ -2,7 +2,7 @@
  * The sessions of a trace as a table, newest first (the order the store returns): who, over
  * which transport, to which upstreams, when, for how long, and how many envelopes.
  */
-import { GATEWAY_PARTICIPANT } from '../../core/trace-mapping.js';
+import { GATEWAY_TRACE_SESSION } from '../../core/trace-mapping.js';
 import type { TraceSessionSummary } from '../../trace/types.js';
 import { dateTime, duration } from './record-fields.js';
 import { createStyle, type Paint } from './style.js';
@@ -41,7 +41,7 @@ export function renderSessionsTable(
       s.mcpSessionId ?? '-',
       s.transport,
       s.principal ?? '-',
-      s.key === GATEWAY_SESSION ? '(gateway)' : clientText(s.clientInfo),
+      s.key === GATEWAY_TRACE_SESSION ? '(gateway)' : clientText(s.clientInfo),
       s.upstreams.length === 0 ? '-' : s.upstreams.join(','),
       { text: dateTime(s.startedAt), paint: style.dim },
       end === undefined ? '-' : duration(end - s.startedAt),
@@ -53,7 +53,7 @@ export function renderSessionsTable(
     options.width === undefined
       ? renderTable(COLUMNS, rows, style.bold)
       : narrowTable(rows, options.width, style.bold);
-  return sessions.some((s) => s.key === GATEWAY_SESSION) ? `${table}${GATEWAY_SESSION_NOTE}` : table;
+  return sessions.some((s) => s.key === GATEWAY_TRACE_SESSION) ? `${table}${GATEWAY_SESSION_NOTE}` : table;
 }
 
 /** Column indexes of MCP-SESSION-ID and PRINCIPAL, which a narrow table may leave out. */
@@ -78,14 +78,6 @@ function narrowTable(rows: readonly (Cell | string)[][], width: number, header: 
     width,
   );
 }
-
-/**
- * The session key under which the router traces traffic that belongs to no client session: its
- * own handshakes with upstreams (`initialize`, `notifications/initialized`, the lists it merges)
- * and what an upstream sends outside any call (progress for a call already over, notifications
- * with no session to go to).
- */
-export const GATEWAY_SESSION = GATEWAY_PARTICIPANT;
 
 /** Printed under a sessions table that lists the gateway's session, so that nobody wonders. */
 export const GATEWAY_SESSION_NOTE =

@@ -43,6 +43,7 @@ import type {
   JsonRpcNotification,
   JsonRpcRequest,
 } from '../../protocol/jsonrpc/types.js';
+import { MCP_LOG_LEVELS, type McpLogLevel, mcpLogSeverity } from '../../protocol/mcp/log-levels.js';
 import { type McpRevision, negotiateLegacyRevision } from '../../protocol/mcp/revisions.js';
 import { NameMap } from './namespacing.js';
 import type { InitializeResult, UpstreamManager } from './upstream-manager.js';
@@ -52,18 +53,6 @@ import { UriIndex } from './uri-index.js';
 export type Endpoint =
   | { readonly kind: 'aggregate' }
   | { readonly kind: 'single'; readonly upstream: string };
-
-export const LOG_LEVELS = [
-  'debug',
-  'info',
-  'notice',
-  'warning',
-  'error',
-  'critical',
-  'alert',
-  'emergency',
-] as const;
-export type McpLogLevel = (typeof LOG_LEVELS)[number];
 
 interface SessionRouting {
   readonly endpoint: Endpoint;
@@ -87,10 +76,6 @@ const MAX_PAGES = 100;
 
 function paramsOf(request: JsonRpcRequest): JsonObject {
   return isObject(request.params) ? request.params : {};
-}
-
-function levelRank(level: unknown): number {
-  return LOG_LEVELS.indexOf(level as McpLogLevel);
 }
 
 function invalidParams(message: string): Resolution {
@@ -465,11 +450,11 @@ export class ServeResolver implements RequestResolver {
 
   async #setLevel(call: LocalCall, routing: SessionRouting): Promise<LocalAnswer> {
     const level = paramsOf(call.request).level;
-    if (levelRank(level) < 0) {
+    if (mcpLogSeverity(level) < 0) {
       return {
         error: {
           code: JsonRpcCode.InvalidParams,
-          message: `params.level must be one of ${LOG_LEVELS.join(', ')}`,
+          message: `params.level must be one of ${MCP_LOG_LEVELS.join(', ')}`,
         },
       };
     }
@@ -503,7 +488,7 @@ export class ServeResolver implements RequestResolver {
     for (const key of this.#users.get(name) ?? []) {
       const level = this.#sessions.get(key)?.logLevel ?? 'debug';
       if (this.#sessions.get(key)?.logLevel !== undefined) anyLevel = true;
-      if (lowest === undefined || levelRank(level) < levelRank(lowest)) lowest = level;
+      if (lowest === undefined || mcpLogSeverity(level) < mcpLogSeverity(lowest)) lowest = level;
     }
     // Nobody asked for a level: leave the server at its own default (or what was last sent).
     if (!anyLevel || lowest === undefined || this.#levelSent.get(name) === lowest) return;
@@ -733,10 +718,10 @@ export class ServeResolver implements RequestResolver {
           : [...(this.#users.get(owner.upstream) ?? [])];
     } else sessions = this.sessionsFor(link);
     if (notification.method === 'notifications/message') {
-      const rank = levelRank(params.level);
+      const rank = mcpLogSeverity(params.level);
       return sessions.filter((key) => {
         const level = this.#sessions.get(key)?.logLevel;
-        return level === undefined || rank < 0 || rank >= levelRank(level);
+        return level === undefined || rank < 0 || rank >= mcpLogSeverity(level);
       });
     }
     if (notification.method === 'notifications/resources/updated' && typeof params.uri === 'string') {

@@ -7,6 +7,7 @@
  */
 import type { JsonValue } from '../../audit/canonical-json.js';
 import { REDACTED } from '../../audit/redaction.js';
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
 
 /** One difference: the path, and the value on each side (`undefined`: absent on that side). */
 export interface JsonDifference {
@@ -19,10 +20,6 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function member(path: string, name: string): string {
   return IDENTIFIER.test(name) ? `${path}.${name}` : `${path}[${JSON.stringify(name)}]`;
-}
-
-function isPlainObject(value: unknown): value is { [key: string]: JsonValue } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function difference(
@@ -45,7 +42,7 @@ function walk(
   limit: number,
 ): void {
   if (out.length >= limit) return;
-  if (isPlainObject(recorded) && isPlainObject(got)) {
+  if (isObject(recorded) && isObject(got)) {
     const names = [...new Set([...Object.keys(recorded), ...Object.keys(got)])].sort();
     for (const name of names) walk(member(path, name), recorded[name], got[name], out, limit);
     return;

@@ -14,6 +14,7 @@
  * cursor or any other `_meta` member the client chose are compared exactly.
  */
 import { canonicalize, type JsonValue, toWellFormedJson } from '../../audit/canonical-json.js';
+import { isObject } from '../../protocol/jsonrpc/json-object.js';
 
 /** `_meta` members that never take part in matching (see the file comment). */
 const IGNORED_META = new Set(['progressToken', 'traceparent', 'tracestate', 'baggage']);
@@ -26,10 +27,6 @@ export function isIgnoredMeta(name: string): boolean {
   return IGNORED_META.has(name) || IGNORED_META_PREFIXES.some((prefix) => name.startsWith(prefix));
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * `params` without the members matching ignores, as a JSON value (undefined when there are no
  * params, or nothing is left of an object that held only ignored `_meta`). Never mutates `params`.
@@ -37,9 +34,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 export function normaliseParams(params: unknown): JsonValue | undefined {
   if (params === undefined) return undefined;
   const value = toWellFormedJson(params);
-  if (!isPlainObject(value)) return value;
+  if (!isObject(value)) return value;
   const meta = value._meta;
-  if (!isPlainObject(meta)) return Object.keys(value).length === 0 ? undefined : value;
+  if (!isObject(meta)) return Object.keys(value).length === 0 ? undefined : value;
   const kept: { [key: string]: JsonValue } = {};
   for (const [name, member] of Object.entries(meta))
     if (!isIgnoredMeta(name)) kept[name] = member as JsonValue;
