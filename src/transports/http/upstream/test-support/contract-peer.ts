@@ -7,7 +7,8 @@
  * `ScriptedServer`, it reads bodies as they come, so that it can stop reading them.
  *
  * - `streamable-http` (2025-03-26..2025-11-25): `initialize` gets a session id, requests JSON,
- *   notifications 202, GET 405, DELETE 200.
+ *   notifications 202, GET 405, DELETE 200; anything after `initialize` without that session id
+ *   gets 400, as a stateful server answers it.
  * - `modern-http` (2026-07-28 only): `server/discover` and every request get a complete JSON
  *   result; `initialize` is refused (400, -32022), as a server of that era alone does.
  * - `dual-http` (both eras): a request with the 2026-07-28 envelope gets a complete result, anything
@@ -73,7 +74,7 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
   };
 
   const handler = (
-    request: { method: string; url: string; body: string },
+    request: { method: string; url: string; body: string; session: string | undefined },
     response: ServerResponse,
   ): void => {
     let body: Body = {};
@@ -134,6 +135,14 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
       return;
     }
     const sessions = era === 'streamable-http' || era === 'dual-http';
+    if (sessions && body.method !== 'initialize' && !modernRequest(body) && request.session !== 'S1') {
+      json(
+        response,
+        { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Server not initialized' } },
+        400,
+      );
+      return;
+    }
     const headers: Record<string, string> =
       sessions && body.method === 'initialize' ? { 'mcp-session-id': 'S1' } : {};
     json(response, { jsonrpc: '2.0', id: body.id, result: answerOf(body) }, 200, headers);
@@ -182,7 +191,13 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () =>
       handler(
-        { method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') },
+        {
+          method: req.method ?? '',
+          url: req.url ?? '',
+          body: Buffer.concat(chunks).toString('utf8'),
+          session:
+            typeof req.headers['mcp-session-id'] === 'string' ? req.headers['mcp-session-id'] : undefined,
+        },
         res,
       ),
     );
