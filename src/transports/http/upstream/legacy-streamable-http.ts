@@ -10,7 +10,9 @@
  *   `MCP-Protocol-Version`). After `notifications/initialized` it opens the standalone GET stream.
  *   What is sent while the `initialize` POST awaits its status waits, and follows in order once
  *   the session id is known (a client may pipeline `initialize`, `notifications/initialized` and
- *   its first request; POSTed at once they would carry no session id and be refused).
+ *   its first request; POSTed at once they would carry no session id and be refused); what
+ *   follows the first `notifications/initialized` waits for its status in the same way, so that
+ *   no request overtakes it on another connection.
  * - An SSE answer that ends before its response is resumed by GET with `Last-Event-ID` after the
  *   server's `retry` (priming events carry the cursor), a bounded number of times
  *   (`answer-stream.ts`); the GET stream is kept open until close (`standalone-stream.ts`).
@@ -124,11 +126,16 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
   #initialize: JsonRpcRequest | undefined;
   #initializeSeen = false;
   /**
-   * Messages sent while the `initialize` POST awaits its status, in order: they would go without
-   * the session id (a stateful server refuses them) or, when the server turns out to be 2024-11-05,
-   * to a URL that takes no POSTs. Undefined when nothing waits.
+   * Messages sent while the handshake's POSTs await their status, in order. Behind the
+   * `initialize` they would go without the session id (a stateful server refuses them) or, when
+   * the server turns out to be 2024-11-05, to a URL that takes no POSTs; behind the first
+   * `notifications/initialized`, on another connection, they could overtake it (a server that
+   * checks the lifecycle refuses a request before it). Undefined when nothing waits.
    */
   #waiting: HeldMessage[] | undefined;
+  /** The first `notifications/initialized`, while its POST awaits its status. */
+  #initialized: JsonRpcMessage | undefined;
+  #initializedSeen = false;
   #standaloneOpened = false;
   #streamCounter = 0;
   /** Requests whose POST is being handled, by id key. */
@@ -199,8 +206,9 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
   /**
    * Writes one message. While the `initialize` POST awaits its status, anything else waits and
    * follows in order once it is known (with the session id the answer set), or is handed to the
-   * fallback with the refused `initialize`. The wait lasts as long as that POST (the router's
-   * deadline fails a request that waits too long; `close()` ends the wait).
+   * fallback with the refused `initialize`; likewise behind the first `notifications/initialized`.
+   * The wait lasts as long as that POST (the router's deadline fails a request that waits too
+   * long; `close()` ends the wait).
    */
   send(routed: string, original: JsonRpcMessage): Wire | undefined {
     if (this.#out.closed) {
@@ -211,15 +219,27 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     // body would contradict MCP-Protocol-Version, and a dual-era server refuses that mismatch.
     const { json, message } = toLegacyWire(routed, original);
     if (this.#waiting) this.#waiting.push({ json: routed, message: original });
-    else {
-      if (isRequest(message) && message.method === 'initialize' && !this.#initializeSeen) {
-        this.#initializeSeen = true;
-        this.#initialize = message;
-        this.#waiting = [];
-      }
-      this.#write(json, message);
-    }
+    else this.#admit(json, message);
     return json === routed ? undefined : { json, message };
+  }
+
+  /** Writes a message nothing waits before; a handshake message makes what follows wait for it. */
+  #admit(json: string, message: JsonRpcMessage): void {
+    if (isRequest(message) && message.method === 'initialize' && !this.#initializeSeen) {
+      this.#initializeSeen = true;
+      this.#initialize = message;
+      this.#waiting = [];
+    } else if (
+      'method' in message &&
+      !('id' in message) &&
+      message.method === 'notifications/initialized' &&
+      !this.#initializedSeen
+    ) {
+      this.#initializedSeen = true;
+      this.#initialized = message;
+      this.#waiting = [];
+    }
+    this.#write(json, message);
   }
 
   /** POSTs a message already in its 2025 form. */
@@ -235,16 +255,23 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
   }
 
   /**
-   * The `initialize` POST has its status: what waited is written now, in order, unless it goes to
-   * the fallback (`handOver`), which then owns it. Returns what waited.
+   * A handshake POST has its status: what waited is written now, in order (up to the next
+   * handshake message, behind which the rest waits again), unless it goes to the fallback
+   * (`handOver`), which then owns it. Returns what waited.
    */
   #release(handOver = false): HeldMessage[] {
     const waiting = this.#waiting ?? [];
     this.#waiting = undefined;
     if (!handOver && !this.#out.closed)
-      for (const item of waiting) {
+      for (const [index, item] of waiting.entries()) {
+        // `#admit` may have started a new wait (TypeScript cannot see it set the field).
+        const again = this.#waiting as HeldMessage[] | undefined;
+        if (again) {
+          again.push(...waiting.slice(index));
+          break;
+        }
         const wire = toLegacyWire(item.json, item.message);
-        this.#write(wire.json, wire.message);
+        this.#admit(wire.json, wire.message);
       }
     return waiting;
   }
@@ -259,7 +286,16 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
 
   async #post(json: string, message: JsonRpcMessage): Promise<void> {
     const request = isRequest(message) ? message : undefined;
-    if (request === undefined) return this.#exchange(json, message, undefined, undefined);
+    if (request === undefined) {
+      if (message !== this.#initialized) return this.#exchange(json, message, undefined, undefined);
+      try {
+        await this.#exchange(json, message, undefined, undefined);
+      } finally {
+        this.#initialized = undefined;
+        this.#release();
+      }
+      return;
+    }
     // Registered before the first await, so a cancellation sent right after is seen.
     const key = idKey(request.id);
     const flight: Flight = { cancelled: false, answered: false };
@@ -496,6 +532,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     // What still waits for the initialize is never written: the link closes, and with it every
     // request the router still waits on.
     this.#waiting = undefined;
+    this.#initialized = undefined;
     if (this.#sessionId !== undefined) await this.#deleteSession();
     await this.#http.release();
     this.#out.finish({ reason: 'closed' });
