@@ -4,7 +4,9 @@
  * (server-everything in `sse` mode): the gateway first tries Streamable HTTP, falls back to
  * HTTP+SSE, and every message reaches the server in order, the request answered. Before the fix
  * what was sent behind the `initialize` was lost with the refused Streamable HTTP attempt: the
- * server saw one message and `tools/list` was never answered.
+ * server saw one message and `tools/list` was never answered. The same pipelined handshake to a
+ * Streamable HTTP server with sessions got 400: what followed `initialize` went without its
+ * session id.
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,5 +70,33 @@ describe('switchboard stdio --url to a 2024-11-05 HTTP+SSE server, handshake pip
     expect(list?.result?.tools?.length).toBeGreaterThan(0);
     expect(r.stderr).toContain('falling back to the 2024-11-05 HTTP+SSE transport');
     expect(everything.stderr().match(/Client Message from/g)).toHaveLength(3);
+  });
+});
+
+describe('switchboard stdio --url to a Streamable HTTP server with sessions, handshake pipelined', () => {
+  let everything: StartedProcess;
+  let url: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    everything = await startProcess(process.execPath, [EVERYTHING, 'streamableHttp'], {
+      env: { ...process.env, PORT: String(port) },
+      readyStream: 'stderr',
+      readyPattern: /listening on port/i,
+    });
+    url = `http://127.0.0.1:${port}/mcp`;
+  });
+
+  afterAll(async () => {
+    await everything?.stop();
+  });
+
+  it('sends what follows initialize with the session id it set (before, 400 "Server not initialized")', async () => {
+    const r = await runCli(['stdio', '--url', url], { input: `${HANDSHAKE}\n` });
+    expect(r.code, r.stderr).toBe(0);
+    const answers = jsonLines<{ id?: number; result?: { tools?: unknown[] }; error?: unknown }>(r.stdout);
+    const list = answers.find((m) => m.id === 2);
+    expect(list?.error, r.stdout).toBeUndefined();
+    expect(list?.result?.tools?.length).toBeGreaterThan(0);
   });
 });
