@@ -14,6 +14,8 @@ import { boundId } from './bound-id.js';
 export interface RequestScope {
   readonly requestId: string | undefined;
   readonly clientId: string | undefined;
+  /** The peer's network address (the HTTP client's socket), for `client.address` in OpenTelemetry. */
+  readonly clientAddress?: string | undefined;
 }
 
 /**
@@ -24,6 +26,8 @@ export interface RequestScope {
 export interface RequestScopeInput {
   readonly requestId?: unknown;
   readonly clientId?: unknown;
+  /** The peer's address (inherited like the ids when undefined). */
+  readonly clientAddress?: string | undefined;
 }
 
 const storage = new AsyncLocalStorage<RequestScope>();
@@ -38,6 +42,7 @@ export function runInRequestScope<T>(ids: RequestScopeInput, fn: () => T): T {
   const scope: RequestScope = Object.freeze({
     requestId: ids.requestId === undefined ? outer?.requestId : boundId(ids.requestId),
     clientId: ids.clientId === undefined ? outer?.clientId : boundId(ids.clientId),
+    clientAddress: ids.clientAddress ?? outer?.clientAddress,
   });
   return storage.run(scope, fn);
 }

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { SbErrorCode, SwitchboardError } from '../errors/switchboard-error.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../protocol/jsonrpc/parse.js';
 import { AUDIT_DEFAULTS } from './sections/audit.js';
+import { OBSERVE_DEFAULTS } from './sections/observe.js';
 import { POLICY_DEFAULTS } from './sections/policy.js';
 import { SPACE_DEFAULTS } from './sections/space.js';
 import type {
@@ -191,6 +192,7 @@ export function defaultConfig(options: {
     policy: POLICY_DEFAULTS,
     audit: AUDIT_DEFAULTS,
     space: SPACE_DEFAULTS,
+    observe: OBSERVE_DEFAULTS,
   };
 }
 

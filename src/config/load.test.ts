@@ -241,7 +241,12 @@ describe('loadConfigFile', () => {
 });
 
 describe('examples/switchboard.yaml', () => {
-  const env = { EVERYTHING_KEY: 'dummy-key', REMOTE_TOKEN: 'dummy-token', ANCHOR_TOKEN: 'dummy-anchor' };
+  const env = {
+    EVERYTHING_KEY: 'dummy-key',
+    REMOTE_TOKEN: 'dummy-token',
+    ANCHOR_TOKEN: 'dummy-anchor',
+    OTLP_TOKEN: 'dummy-otlp',
+  };
 
   it('is a valid configuration once the variables it references are set', async () => {
     const loaded = await loadConfigFile(EXAMPLE, { env });
@@ -290,13 +295,14 @@ describe('examples/switchboard.yaml', () => {
       'the environment variable EVERYTHING_KEY to be set',
       'the environment variable REMOTE_TOKEN to be set',
       'the environment variable ANCHOR_TOKEN to be set',
+      'the environment variable OTLP_TOKEN to be set',
     ]);
     // The header comment lists every variable the file references.
     const text = readFileSync(EXAMPLE, 'utf8');
     const header = text.slice(0, text.search(/^[^#\s]/m));
     const values = text.replace(/^\s*#.*$/gm, '');
     const names = new Set([...values.matchAll(/\$\{env:([A-Za-z0-9_]+)\}/g)].map((m) => m[1] ?? ''));
-    expect(names.size).toBe(3);
+    expect(names.size).toBe(4);
     for (const name of names) expect(header).toContain(name);
   });
 

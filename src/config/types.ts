@@ -5,6 +5,7 @@
  */
 
 import type { TracePayloadMode } from '../trace/payload-mode.js';
+import type { MetricsConfig } from './sections/metrics.js';
 import type { SpaceConfig } from './sections/space.js';
 
 /**
@@ -172,6 +173,30 @@ export interface LoggingConfig {
   readonly level: LogLevel;
 }
 
+/** The OTLP encodings the gateway can export in (OTLP/HTTP). */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
+/**
+ * `observe.otel`: OpenTelemetry traces and metrics over OTLP/HTTP (docs/observability.md, "Traces").
+ * A setting left out of the file is `undefined` here, so that the standard `OTEL_*` environment
+ * variables can supply it when the gateway starts (`src/observe/otel/otel-settings.ts`).
+ */
+export interface OtelConfig {
+  /** `true`/`false` when the file says; undefined: on when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  readonly enabled?: boolean;
+  /** The OTLP/HTTP base URL (`/v1/traces` and `/v1/metrics` are appended). */
+  readonly endpoint?: string;
+  readonly protocol?: OtlpProtocol;
+  /** Sent with every export (credentials of the collector), `${env:NAME}` already resolved. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The share of new traces recorded (0 to 1); a client's sampled flag is followed either way. */
+  readonly sampleRatio?: number;
+  readonly serviceName?: string;
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  /** Pass a client's `_meta.baggage` on to the upstreams (default false: it stays at the gateway). */
+  readonly forwardBaggage: boolean;
+}
+
 export interface GatewayConfig {
   readonly server: ServerConfig;
   readonly sessions: SessionsConfig;
@@ -187,6 +212,16 @@ export interface GatewayConfig {
   readonly audit: AuditConfig;
   /** The MEUP space on `serve` (docs/space.md). */
   readonly space: SpaceConfig;
+  /** How the gateway is watched: Prometheus and OpenTelemetry (docs/observability.md). */
+  readonly observe: ObserveConfig;
+}
+
+/** The `observe` section (`sections/observe.ts`). */
+export interface ObserveConfig {
+  /** `GET /metrics` on `serve` (`sections/metrics.ts`). */
+  readonly metrics: MetricsConfig;
+  /** OpenTelemetry export (`sections/otel.ts`). */
+  readonly otel: OtelConfig;
 }
 
 // ------------------------------------------------------------------ authentication

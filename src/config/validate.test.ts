@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these tests are about the ${env:NAME} syntax itself.
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from './defaults.js';
+import { OBSERVE_DEFAULTS } from './sections/observe.js';
 import { SPACE_DEFAULTS } from './sections/space.js';
 import type { GatewayConfig, HttpUpstreamConfig, StdioUpstreamConfig } from './types.js';
 import {
@@ -118,6 +119,7 @@ describe('defaults', () => {
         minFreeBytes: 64 * 1024 * 1024,
       },
       space: SPACE_DEFAULTS,
+      observe: OBSERVE_DEFAULTS,
     });
   });
 
@@ -993,7 +995,7 @@ describe('unknown keys', () => {
         'one of the keys allowed in server: host, port, maxBodyBytes, maxStreamBufferBytes, maxJsonDepth, allowedHosts, allowedOrigins, responseMode, streamAfter, keepAlive, drainTimeout, headersTimeout, bodyTimeout, idleConnectionTimeout, maxConnections (did you mean "port"?)',
     });
     expect(issue({ ...MINIMAL, version: 1 }).expected).toBe(
-      'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space',
+      'one of the keys allowed at the top level: server, sessions, resumability, timeouts, upstreams, trace, logging, auth, policy, audit, space, observe',
     );
   });
 });

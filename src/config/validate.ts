@@ -45,6 +45,7 @@ import { MAX_JSON_DEPTH_LIMIT, MIN_JSON_DEPTH_LIMIT } from '../protocol/jsonrpc/
 import { TRACE_PAYLOAD_MODES } from '../trace/payload-mode.js';
 import { readAudit } from './sections/audit.js';
 import { readAuth } from './sections/auth.js';
+import { readObserve } from './sections/observe.js';
 import { checkApprovers, readPolicy, warnAboutPolicy } from './sections/policy.js';
 import { readSpace } from './sections/space.js';
 
@@ -62,6 +63,7 @@ export const CONFIG_KEYS = {
     'policy',
     'audit',
     'space',
+    'observe',
   ],
   server: [
     'host',
@@ -122,6 +124,11 @@ export function validateConfig(raw: unknown, options: ValidateOptions): Validati
   const policy = readPolicy(c, root.get('policy'));
   const audit = readAudit(c, root.get('audit'));
   const space = readSpace(c, root.get('space'), auth);
+  const observe = readObserve(
+    c,
+    root.get('observe'),
+    auth !== undefined || (options.authConfigured ?? false),
+  );
   // Across sections: who may approve depends on auth, what can ask on the policy.
   checkApprovers(c, policy, auth !== undefined || (options.authConfigured ?? false));
   if (!isLoopback(server.host) && auth === undefined && !(options.authConfigured ?? false)) {
@@ -143,6 +150,7 @@ export function validateConfig(raw: unknown, options: ValidateOptions): Validati
     policy,
     audit,
     space,
+    observe,
     ...(auth === undefined ? {} : { auth }),
   };
   warnAboutCombinations(c, config, root);

@@ -14,9 +14,11 @@ import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { resultTextOffset } from '../protocol/jsonrpc/result-text.js';
 import type { JsonRpcErrorObject, JsonRpcMessage, JsonRpcResponse } from '../protocol/jsonrpc/types.js';
+import { observeCallEnd } from './call-observation.js';
 import { runInterceptors } from './call-pipeline.js';
 import { type ClientCall, callInfoOf } from './client-call.js';
 import type { ToClientTrace } from './hops.js';
+import type { Observations } from './observations.js';
 import type { Delivery } from './ports.js';
 import type { CallInterceptor, CallOutcome } from './router-types.js';
 import type { Session } from './session.js';
@@ -59,6 +61,8 @@ export const NONE: readonly string[] = Object.freeze([]);
 
 /** What ending calls needs of the router. */
 export interface CallFinisherOptions {
+  /** Who hears of calls, upstream requests, sessions and links (`observations.ts`). */
+  readonly observations: Observations;
   readonly logger: Logger;
   readonly metrics: Metrics;
   /** Asked whether a response's hop is wanted (then where its result is in the text is worked out). */
@@ -112,11 +116,15 @@ export class CallFinisher {
     return new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** A client request got its answer, or will never get one: it is no longer in flight. */
-  ended(call: ClientCall): void {
+  /**
+   * A client request got its answer (`response`, as sent), or will never get one (undefined): it
+   * is no longer in flight.
+   */
+  ended(call: ClientCall, response: JsonRpcResponse | undefined): void {
     // Once per call, whichever way it ends (an answer, a drop, or a failure of both).
     if (call.ended) return;
     call.ended = true;
+    observeCallEnd(this.#o.observations, call, response);
     this.#inFlight--;
     if (this.#inFlight > 0 || this.#idleWaiters.length === 0) return;
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
@@ -225,7 +233,7 @@ export class CallFinisher {
   #sendResponse(ending: Ending, chosen: JsonRpcResponse): void {
     const { call, upstream } = ending;
     if (!ending.deliver || call.session.closed) {
-      this.ended(call);
+      this.ended(call, undefined);
       if (!call.session.closed) this.#dropped(call);
       this.#delivered(ending, undefined);
       return;
@@ -274,7 +282,7 @@ export class CallFinisher {
       },
       json,
     );
-    this.ended(call);
+    this.ended(call, response);
     // A slice of the delivered text, not a copy.
     if (ending.deliverers.length > 0)
       this.#delivered(ending, resultAt === undefined ? undefined : json.slice(resultAt, -1));

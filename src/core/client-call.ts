@@ -8,6 +8,7 @@
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
 import type { JsonRpcErrorObject, JsonRpcRequest, RequestId } from '../protocol/jsonrpc/types.js';
 import type { SessionKey } from './correlation-table.js';
+import type { ObservedCall, ObservedUpstreamRequest } from './observations.js';
 import type { SessionView } from './ports.js';
 import type { CallInfo, UpstreamReply } from './router-types.js';
 import type { Session } from './session.js';
@@ -36,6 +37,10 @@ export interface ClientCall {
   pendingRoutes?: number;
   /** Set once the call no longer counts in `callsInFlight` (see `CallFinisher.ended`). */
   ended?: boolean;
+  /** Set when an interceptor's `admit` refused it (for observers: `refused`, not `error`). */
+  refused?: boolean;
+  /** The call as observers saw it start; set only while observers are registered. */
+  observed?: ObservedCall;
 }
 
 export interface ClientTag {
@@ -49,6 +54,8 @@ export interface ClientTag {
   readonly internal?: { resolve(reply: UpstreamReply): void; reject(error: JsonRpcErrorObject): void };
   /** The session whose trace the request belongs to (for internal requests, the one it serves). */
   readonly traceSession: SessionKey;
+  /** The request as observers saw it start; set only while observers are registered. */
+  observed?: ObservedUpstreamRequest;
 }
 
 export interface ServerTag {

@@ -15,16 +15,20 @@ import {
   progressNotificationToken,
   withCancelledRequestId,
 } from '../protocol/mcp/progress.js';
+import { observeUpstreamEnd } from './call-observation.js';
 import type { ClientCall, ClientTag, ServerTag } from './client-call.js';
 import type { CorrelationTable, LinkId } from './correlation-table.js';
 import { clientInHop } from './hops.js';
 import type { LinkRegistry } from './links.js';
+import type { Observations } from './observations.js';
 import type { RequestResolver } from './router-types.js';
 import type { Session } from './session.js';
 import type { HopFields } from './taps.js';
 
 /** What handling a client's notifications and answers needs of the router. */
 export interface ClientMessagesOptions {
+  /** Who hears of calls, upstream requests, sessions and links (`observations.ts`). */
+  readonly observations: Observations;
   readonly table: CorrelationTable<ClientTag, ServerTag>;
   readonly links: LinkRegistry;
   readonly resolver: Pick<RequestResolver, 'notificationLinks'>;
@@ -90,6 +94,7 @@ export class ClientMessages {
     const call = requestId === undefined ? undefined : session.call(requestId);
     if (call) this.#o.cancelled(call);
     if (entry) {
+      observeUpstreamEnd(this.#o.observations, entry.tag, 'cancelled');
       const link = this.#o.links.get(entry.link);
       if (link) {
         this.#o.links.send(link, withCancelledRequestId(notification, entry.upstreamId), {

@@ -17,9 +17,11 @@ import type {
   JsonRpcRequest,
   RequestId,
 } from '../protocol/jsonrpc/types.js';
+import { observeUpstreamEnd, observeUpstreamStart } from './call-observation.js';
 import type { ClientTag, ServerTag } from './client-call.js';
 import type { ClientRequestEntry, CorrelationTable, LinkId, SessionKey } from './correlation-table.js';
 import type { Link, LinkRegistry } from './links.js';
+import type { Observations, ObservedCall } from './observations.js';
 import type { UpstreamReply } from './router-types.js';
 import type { Session } from './session.js';
 import { INTERNAL_SESSION } from './session-key.js';
@@ -37,10 +39,14 @@ export interface GatewayRequestOptions {
   readonly signal?: AbortSignal;
   /** Send even while the link is `starting` (the re-initialization itself). */
   readonly bypassQueue?: boolean;
+  /** The client call it serves, as observers saw it (a fan-out of a local answer). */
+  readonly observedCall?: ObservedCall | undefined;
 }
 
 /** What gateway requests need of the router. */
 export interface GatewayRequestsOptions {
+  /** Who hears of calls, upstream requests, sessions and links (`observations.ts`). */
+  readonly observations: Observations;
   readonly table: CorrelationTable<ClientTag, ServerTag>;
   readonly links: LinkRegistry;
   /** The live session under `key`, if any (its hops are traced under it). */
@@ -144,6 +150,7 @@ export class GatewayRequests {
       params === undefined
         ? { jsonrpc: '2.0', id: upstreamId, method }
         : { jsonrpc: '2.0', id: upstreamId, method, params };
+    observeUpstreamStart(this.#o.observations, opened.entry.tag, link.id, message, options.observedCall);
     options.signal?.addEventListener('abort', () => this.#aborted(downstreamId, waiter), { once: true });
     const trace = {
       id: upstreamTraceId,
@@ -155,9 +162,12 @@ export class GatewayRequests {
     };
     if (!this.#o.links.send(link, message, trace, options.bypassQueue === true)) {
       this.#o.table.takeServerResponse(link.id, upstreamId);
-      waiter.reject(
-        gatewayError(SbErrorCode.Internal, `the gateway could not send ${method} to upstream ${link.name}`),
+      const error = gatewayError(
+        SbErrorCode.Internal,
+        `the gateway could not send ${method} to upstream ${link.name}`,
       );
+      observeUpstreamEnd(this.#o.observations, opened.entry.tag, { error });
+      waiter.reject(error);
       return;
     }
     this.#o.scheduleExpiry();

@@ -1,6 +1,7 @@
 /** The routing core: correlation table, router, ports and taps. No sockets, no files. */
 export * from './correlation-table.js';
 export * from './inbound.js';
+export * from './observations.js';
 export * from './passthrough-resolver.js';
 export * from './ports.js';
 export * from './router.js';

@@ -26,6 +26,7 @@ import {
 import type { LinkId, SessionKey } from './correlation-table.js';
 import { type HopSessionSource, toUpstreamHop } from './hops.js';
 import type { AddLink, UpstreamClose, UpstreamTransport } from './ports.js';
+import type { TraceContextWriter } from './router-types.js';
 import { INTERNAL_SESSION } from './session-key.js';
 import type { HopFields } from './taps.js';
 import { errorText } from './thrown.js';
@@ -72,6 +73,8 @@ export interface LinkRegistryOptions {
    * transport threw when the queue was flushed): the router fails the call it belongs to.
    */
   readonly unsent: (link: Link, id: RequestId, error: JsonRpcErrorObject) => void;
+  /** Writes the gateway's trace context into each request sent (OpenTelemetry on), else undefined. */
+  readonly traceContext?: TraceContextWriter | undefined;
 }
 
 /** A wait for a link to become ready (see `whenReady`). */
@@ -223,6 +226,13 @@ export class LinkRegistry {
    * is failed here (true: the caller has nothing more to do).
    */
   send(link: Link, message: JsonRpcMessage, trace: ToLinkTrace, bypassQueue = false): boolean {
+    if (this.#o.traceContext !== undefined && isRequest(message))
+      message = this.#o.traceContext.toUpstream(message, {
+        id: trace.id,
+        context: trace.context,
+        correlation: trace.correlation,
+        upstream: link.name,
+      });
     const json = this.#serialise(link, message);
     if (json === undefined) return false;
     let wire = json;

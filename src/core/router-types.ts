@@ -14,6 +14,7 @@ import type {
   JsonRpcResponse,
 } from '../protocol/jsonrpc/types.js';
 import type { CorrelationTimeouts, LinkId, SessionKey } from './correlation-table.js';
+import type { CallObserver } from './observations.js';
 import type { SessionView } from './ports.js';
 import type { TapBus } from './taps.js';
 
@@ -153,6 +154,41 @@ export interface RouterOptions {
    * `DEFAULT_MAX_JSON_DEPTH`. A deeper response fails the call it answers.
    */
   readonly maxJsonDepth?: number;
+  /**
+   * Where the gateway's distributed-trace context goes into what it sends (OpenTelemetry, SEP-414).
+   * Undefined (the default): requests go out as they are, at the cost of one comparison each.
+   */
+  readonly traceContext?: TraceContextWriter;
+  /**
+   * Who hears of client calls, upstream requests and sessions as they start and end (metrics,
+   * tracing; `observations.ts`). More can be added later (`Router.observations.add`).
+   */
+  readonly observers?: readonly CallObserver[];
+}
+
+/** A request the gateway is about to write, as a {@link TraceContextWriter} is told of it. */
+export interface OutboundRequestHop {
+  /** The MEUP envelope id its hop will have. */
+  readonly id: string;
+  /** The hop's MEUP context (`<session>/<client request envelope id>[/...]`, or the gateway's). */
+  readonly context: string;
+  /** The envelopes the hop will name (its MEUP `correlation_id`). */
+  readonly correlation: readonly string[];
+  /** The upstream it goes to (toward an upstream) or that asked it (toward a client), if any. */
+  readonly upstream?: string;
+}
+
+/**
+ * Puts the gateway's place in a distributed trace into a request it is about to write: W3C trace
+ * context in `params._meta` (`traceparent`, `tracestate`; SEP-414). Unlike a tap it changes the
+ * message, and only that way: it returns the request to write (the same object when it adds
+ * nothing, else a copy), never throws, and answers synchronously; the hop recorded afterwards is
+ * the message as written. Called for every request toward an upstream (client calls, the gateway's
+ * own requests, fan-outs: one call per upstream) and toward a client (a server's request passed on).
+ */
+export interface TraceContextWriter {
+  toUpstream(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest;
+  toClient(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest;
 }
 
 /**

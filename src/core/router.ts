@@ -22,6 +22,7 @@ import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
 import {
   idKey,
+  isRequest,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
@@ -33,6 +34,13 @@ import {
 import { cancelledNotification, progressTokenOf, rewriteRequest } from '../protocol/mcp/progress.js';
 import type { ProtocolVersion } from '../protocol/mcp/revisions.js';
 import { CallFinisher, NONE } from './call-finish.js';
+import {
+  observeCallStart,
+  observeLink,
+  observeSession,
+  observeUpstreamEnd,
+  observeUpstreamStart,
+} from './call-observation.js';
 import { runInterceptors } from './call-pipeline.js';
 import {
   abortCall,
@@ -54,6 +62,7 @@ import {
 import { type GatewayRequestOptions, GatewayRequests } from './gateway-requests.js';
 import { clientInHop, toClientHop } from './hops.js';
 import { LinkRegistry, type LinkState } from './links.js';
+import { Observations } from './observations.js';
 import type {
   AddLink,
   Delivery,
@@ -74,6 +83,7 @@ import {
   type RequestResolver,
   type Resolution,
   type RouterOptions,
+  type TraceContextWriter,
   type UpstreamReply,
 } from './router-types.js';
 import { Session } from './session.js';
@@ -94,6 +104,7 @@ export {
   type RequestResolver,
   type Resolution,
   type RouterOptions,
+  type TraceContextWriter,
   type UpstreamReply,
 } from './router-types.js';
 export { INTERNAL_SESSION } from './session-key.js';
@@ -115,6 +126,10 @@ export class Router implements SessionHost, LinkHost {
   /** How calls end (`finish`), and how many are in flight. */
   readonly #calls: CallFinisher;
   readonly #maxPendingRoutes: number;
+  /** Writes the gateway's trace context into the requests it sends (OpenTelemetry on), else undefined. */
+  readonly #traceContext: TraceContextWriter | undefined;
+  /** Who hears of calls, upstream requests, sessions and links (metrics, tracing): see observations.ts. */
+  readonly observations: Observations;
   /**
    * The interceptors with an `admit`, in the order they were added. Replaced (never changed) when
    * one is added, so a call in progress keeps the list it started with.
@@ -133,7 +148,11 @@ export class Router implements SessionHost, LinkHost {
     this.#metrics = options.metrics;
     this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
     this.#table = new CorrelationTable(options.timeouts);
+    this.#traceContext = options.traceContext;
+    this.observations = new Observations(options.logger, options.metrics, options.observers);
+    const observations = this.observations;
     this.#calls = new CallFinisher({
+      observations,
       logger: options.logger,
       metrics: options.metrics,
       taps: this.#taps,
@@ -144,6 +163,7 @@ export class Router implements SessionHost, LinkHost {
       logger: options.logger,
       metrics: options.metrics,
       maxQueued: options.maxQueuedPerLink ?? 10_000,
+      traceContext: options.traceContext,
       hop: (fields) => this.#hop(fields),
       unsent: (link, id, error) => {
         const entry = this.#table.takeServerResponse(link.id, id);
@@ -151,6 +171,7 @@ export class Router implements SessionHost, LinkHost {
       },
     });
     this.#gatewayRequests = new GatewayRequests({
+      observations,
       table: this.#table,
       links: this.#links,
       session: (key) => this.#sessions.get(key),
@@ -158,6 +179,7 @@ export class Router implements SessionHost, LinkHost {
       cancelUpstream: (entry, reason) => this.#sendCancelUpstream(entry, reason),
     });
     this.#clientMessages = new ClientMessages({
+      observations,
       table: this.#table,
       links: this.#links,
       resolver: this.#resolver,
@@ -175,6 +197,7 @@ export class Router implements SessionHost, LinkHost {
       scheduleExpiry: () => this.#scheduleExpiry(),
     });
     this.#upstreamInbound = new UpstreamInbound({
+      observations,
       table: this.#table,
       links: this.#links,
       sessions: this.#sessions,
@@ -221,6 +244,8 @@ export class Router implements SessionHost, LinkHost {
   addLink(params: AddLink): void {
     this.#links.add(params);
     params.transport.onmessage = (text, meta) => this.handleUpstreamText(params.id, text, meta);
+    const link = this.#links.get(params.id);
+    if (link) observeLink(this.observations, link, link.state === 'ready' ? 'ready' : 'starting');
   }
 
   /**
@@ -229,6 +254,8 @@ export class Router implements SessionHost, LinkHost {
    */
   setLinkReady(id: LinkId): void {
     this.#links.setReady(id);
+    const link = this.#links.get(id);
+    if (link?.state === 'ready') observeLink(this.observations, link, 'ready');
   }
 
   /** Link `id`'s state (`starting`, `ready`, `down`), or undefined if it was never attached. */
@@ -260,6 +287,7 @@ export class Router implements SessionHost, LinkHost {
   linkClosed(id: LinkId, close: UpstreamClose, options: { readonly restarting?: boolean } = {}): void {
     const link = this.#links.closed(id, close, options.restarting === true);
     if (!link) return;
+    observeLink(this.observations, link, options.restarting === true ? 'restarting' : 'down');
     const released = this.#table.closeLink(id);
     const error = gatewayError(SbErrorCode.UpstreamExited, `upstream ${link.name} closed: ${close.reason}`, {
       upstream: link.name,
@@ -282,6 +310,7 @@ export class Router implements SessionHost, LinkHost {
   openSession(params: OpenSession): SessionView {
     const session = new Session<ClientCall>(params);
     this.#sessions.set(params.key, session);
+    observeSession(this.observations, session, undefined);
     return session;
   }
 
@@ -311,6 +340,7 @@ export class Router implements SessionHost, LinkHost {
     if (!record) return;
     record.close();
     this.#sessions.delete(key);
+    observeSession(this.observations, record, reason);
     for (const call of record.callsInFlight()) {
       abortCall(call);
       this.#calls.finish(
@@ -467,6 +497,7 @@ export class Router implements SessionHost, LinkHost {
     };
     session.track(call);
     this.#calls.started();
+    observeCallStart(this.observations, call);
     if (this.#draining) {
       this.#metrics.inc('drain_refused_total');
       this.#step(call, 'drain', () =>
@@ -520,7 +551,11 @@ export class Router implements SessionHost, LinkHost {
       // least released, so that its id is usable again and nothing waits for it.
       call.session.release(call);
       call.done = true;
-      this.#calls.ended(call);
+      this.#calls.ended(call, {
+        jsonrpc: '2.0',
+        id: call.request.id,
+        error: gatewayError(SbErrorCode.Internal, 'the gateway failed while handling this request'),
+      });
       this.#logger.error({ err: errorText(again) }, 'the error answer of a failed request failed too');
     }
   }
@@ -603,6 +638,7 @@ export class Router implements SessionHost, LinkHost {
       (interceptor) => (interceptor as Admitter).admit(callInfoOf(call)),
       (admission) => {
         if (admission.allow) return !call.done;
+        call.refused = true;
         this.#calls.finish(call, { error: admission.error });
         return false;
       },
@@ -612,7 +648,10 @@ export class Router implements SessionHost, LinkHost {
             this.#step(call, 'admit', () => {
               if (call.done) return;
               if (a.allow) this.#admit(call, resolution, admitters, i + 1);
-              else this.#calls.finish(call, { error: a.error });
+              else {
+                call.refused = true;
+                this.#calls.finish(call, { error: a.error });
+              }
             }),
           (error: unknown) =>
             this.#step(call, 'admit', () => {
@@ -660,6 +699,7 @@ export class Router implements SessionHost, LinkHost {
       this.#calls.finish(call, { error: idInUse(request.id) });
       return;
     }
+    observeUpstreamStart(this.observations, opened.entry.tag, link.id, call.routed ?? request);
     const upstreamMessage = rewriteRequest(
       call.routed ?? request,
       opened.entry.upstreamId,
@@ -675,14 +715,13 @@ export class Router implements SessionHost, LinkHost {
     if (!sent) {
       // Nothing went out (or the transport cannot say it did): the entry goes, the call fails now.
       this.#table.takeServerResponse(link.id, opened.entry.upstreamId);
-      if (!call.done)
-        this.#calls.finish(call, {
-          error: gatewayError(
-            SbErrorCode.Internal,
-            `the gateway could not send this request to upstream ${link.name}`,
-            { upstream: link.name },
-          ),
-        });
+      const error = gatewayError(
+        SbErrorCode.Internal,
+        `the gateway could not send this request to upstream ${link.name}`,
+        { upstream: link.name },
+      );
+      observeUpstreamEnd(this.observations, opened.entry.tag, { error });
+      if (!call.done) this.#calls.finish(call, { error });
       return;
     }
     this.#scheduleExpiry();
@@ -715,6 +754,7 @@ export class Router implements SessionHost, LinkHost {
           context,
           correlation: [traceId],
           signal,
+          observedCall: call.observed,
         }),
     };
     let answer: Promise<LocalAnswer>;
@@ -829,15 +869,14 @@ export class Router implements SessionHost, LinkHost {
     for (const entry of expired.timedOut) {
       this.#metrics.inc('request_timeouts_total', { upstream: entry.tag.upstream });
       const seconds = Math.round((performance.now() - entry.openedAt) / 1000);
-      this.#sendCancelUpstream(entry, 'timed out in the gateway');
-      this.#failClientRequest(
-        entry,
-        gatewayError(
-          SbErrorCode.RequestTimeout,
-          `request timed out after ${seconds}s waiting for upstream ${entry.tag.upstream}`,
-          { upstream: entry.tag.upstream },
-        ),
+      const error = gatewayError(
+        SbErrorCode.RequestTimeout,
+        `request timed out after ${seconds}s waiting for upstream ${entry.tag.upstream}`,
+        { upstream: entry.tag.upstream },
       );
+      observeUpstreamEnd(this.observations, entry.tag, { error });
+      this.#sendCancelUpstream(entry, 'timed out in the gateway');
+      this.#failClientRequest(entry, error);
     }
     for (const entry of expired.serverTimedOut) {
       const link = this.#links.get(entry.link);
@@ -865,6 +904,7 @@ export class Router implements SessionHost, LinkHost {
   // ---------------------------------------------------------------- helpers
 
   #failClientRequest(entry: ClientRequestEntry<ClientTag>, error: JsonRpcErrorObject): void {
+    observeUpstreamEnd(this.observations, entry.tag, { error });
     if (entry.tag.internal) {
       entry.tag.internal.reject(error);
       return;
@@ -875,6 +915,7 @@ export class Router implements SessionHost, LinkHost {
   }
 
   #sendCancelUpstream(entry: ClientRequestEntry<ClientTag>, reason: string): void {
+    observeUpstreamEnd(this.observations, entry.tag, 'cancelled');
     const link = this.#links.get(entry.link);
     if (!link || link.state === 'down') return;
     this.#links.send(link, cancelledNotification(entry.upstreamId, reason), {
@@ -941,6 +982,18 @@ export class Router implements SessionHost, LinkHost {
     },
     given?: string,
   ): void {
+    if (this.#traceContext !== undefined && isRequest(message)) {
+      const traced = this.#traceContext.toClient(message, {
+        id: trace.id,
+        context: trace.context,
+        correlation: trace.correlation,
+        ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
+      });
+      if (traced !== message) {
+        message = traced;
+        given = undefined;
+      }
+    }
     let json: string;
     try {
       json = given ?? JSON.stringify(message);

@@ -57,6 +57,8 @@ export interface HopEvent {
   readonly receivedAt: number;
   /** Epoch ms (fractional) the gateway wrote it to the next hop. */
   readonly sentAt?: number;
+  /** The client session the hop concerns, as it was when the hop happened; absent for the gateway's own traffic. */
+  readonly sessionContext?: HopSession | undefined;
   /** The hop as a `MessageEnvelope` (built on first access). */
   readonly envelope: MessageEnvelope;
   /** The hop as a MEUP envelope with its correlation and context (built on first access). */
@@ -146,6 +148,10 @@ export class LazyHopEvent implements HopEvent {
     this.receivedAt = fields.receivedAt;
     if (fields.sentAt !== undefined) this.sentAt = fields.sentAt;
     this.#sessionContext = fields.sessionContext;
+  }
+
+  get sessionContext(): HopSession | undefined {
+    return this.#sessionContext;
   }
 
   get envelope(): MessageEnvelope {

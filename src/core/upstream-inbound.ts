@@ -30,11 +30,13 @@ import {
 } from '../protocol/mcp/progress.js';
 import { MODERN_REVISION } from '../protocol/mcp/revisions.js';
 import { type Attribution, attributeServerRequest } from './attribution.js';
+import { observeUpstreamEnd } from './call-observation.js';
 import { type ClientCall, type ClientTag, idInUse, type ServerTag } from './client-call.js';
 import type { ClientRequestEntry, CorrelationTable, LinkId, SessionKey } from './correlation-table.js';
 import { fromUpstreamHop, type ToClientTrace } from './hops.js';
 import { type InboundItem, readInbound } from './inbound.js';
 import type { Link, LinkRegistry } from './links.js';
+import type { Observations } from './observations.js';
 import type { Delivery, InboundMeta } from './ports.js';
 import type { RequestResolver } from './router-types.js';
 import type { Session } from './session.js';
@@ -45,6 +47,8 @@ import { GATEWAY_PARTICIPANT, wallNow } from './trace-mapping.js';
 
 /** What handling upstream traffic needs of the router. */
 export interface UpstreamInboundOptions {
+  /** Who hears of calls, upstream requests, sessions and links (`observations.ts`). */
+  readonly observations: Observations;
   readonly table: CorrelationTable<ClientTag, ServerTag>;
   readonly links: LinkRegistry;
   readonly sessions: ReadonlyMap<SessionKey, Session<ClientCall>>;
@@ -215,6 +219,7 @@ export class UpstreamInbound {
       return;
     }
     this.#o.scheduleExpiry();
+    observeUpstreamEnd(this.#o.observations, entry.tag, { response });
     if (entry.tag.internal) {
       entry.tag.internal.resolve({ response, traceId });
       return;

@@ -25,9 +25,10 @@ import { createRedactor } from '../audit/redaction.js';
 import { runInRequestScope } from '../audit/request-scope.js';
 import { POLICY_DEFAULTS } from '../config/sections/policy.js';
 import type { CorrelationTimeouts } from '../core/correlation-table.js';
+import type { CallObserver } from '../core/observations.js';
 import { PassthroughResolver } from '../core/passthrough-resolver.js';
 import type { UpstreamClose } from '../core/ports.js';
-import { Router } from '../core/router.js';
+import { Router, type TraceContextWriter } from '../core/router.js';
 import { newSessionKey } from '../core/session-key.js';
 import { type Tap, TapBus } from '../core/taps.js';
 import type { Logger } from '../observe/logger.js';
@@ -94,6 +95,10 @@ export interface StdioGatewayOptions {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly taps?: readonly Tap[];
+  /** Writes the gateway's trace context into what it sends (OpenTelemetry on); see `RouterOptions`. */
+  readonly traceContext?: TraceContextWriter;
+  /** Who hears of calls, upstream requests, sessions and links (metrics); see `RouterOptions`. */
+  readonly observers?: readonly CallObserver[];
   /** Told about the session at start and at end (the trace's session table). */
   readonly onSession?: (info: TraceSessionInfo) => void;
   /**
@@ -134,6 +139,8 @@ export class StdioGateway {
       logger: options.logger,
       metrics: options.metrics,
       taps,
+      ...(options.traceContext === undefined ? {} : { traceContext: options.traceContext }),
+      ...(options.observers === undefined ? {} : { observers: options.observers }),
       ...(options.timeouts ? { timeouts: options.timeouts } : {}),
       ...(options.maxJsonDepth === undefined ? {} : { maxJsonDepth: options.maxJsonDepth }),
     });

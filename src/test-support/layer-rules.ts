@@ -52,6 +52,16 @@ export const LAYERS: readonly Layer[] = [
     imports: [{ layer: 'src/protocol/jsonrpc' }, { layer: 'src/protocol/mcp' }],
   },
   { folder: 'src/observe', name: 'observe', imports: [] },
+  {
+    folder: 'src/observe/prometheus',
+    name: 'prometheus',
+    imports: [
+      { layer: 'src/protocol/jsonrpc', ...types },
+      { layer: 'src/protocol/mcp', files: ['revisions.ts'] },
+      { layer: 'src/observe' },
+      { layer: 'src/core', files: ['observations.ts', 'correlation-table.ts'] },
+    ],
+  },
   { folder: 'src/meup', name: 'meup', imports: [{ layer: 'src/observe', ...types }] },
   { folder: 'src/errors', name: 'errors', imports: [{ layer: 'src/protocol/jsonrpc' }] },
   {
@@ -248,6 +258,18 @@ export const LAYERS: readonly Layer[] = [
       { layer: 'src/core' },
       { layer: 'src/audit' },
       { layer: 'src/trace' },
+    ],
+  },
+  {
+    folder: 'src/observe/otel',
+    name: 'otel',
+    imports: [
+      { layer: 'src/protocol/jsonrpc', ...types },
+      { layer: 'src/observe' },
+      { layer: 'src/core', ...types },
+      { layer: 'src/config', ...types, files: ['types.ts'] },
+      { layer: 'src/policy', ...types, files: ['approvals.ts'] },
+      { layer: 'src/gateways/governance', ...types, files: ['audit-sink.ts'] },
     ],
   },
   { folder: 'src/gateways', name: 'gateways', imports: '*' },

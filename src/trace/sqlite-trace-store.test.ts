@@ -222,6 +222,10 @@ describe('SqliteTraceStore on disk', () => {
     const db = track(new Database(path));
     migrateTraceSchema(db);
     db.pragma('user_version = 2');
+    // Version 2 had no OpenTelemetry ids (version 4 added them).
+    db.exec(
+      'ALTER TABLE envelopes DROP COLUMN otel_trace_id; ALTER TABLE envelopes DROP COLUMN otel_span_id;',
+    );
     const chain = toolCallChain(createIdGenerator());
     // Write the rows as version 2 did: every name in named_by.
     const named = db.prepare('INSERT OR IGNORE INTO named_by (target, source) VALUES (?, ?)');

@@ -41,7 +41,7 @@ import type {
 const RECENT_CONTEXTS = 16_384;
 
 /** The schema version this code writes, kept in `PRAGMA user_version`. */
-export const TRACE_SCHEMA_VERSION = 3;
+export const TRACE_SCHEMA_VERSION = 4;
 
 /**
  * The oldest schema a read-only connection accepts: version 2 keeps a `named_by` row for every
@@ -117,6 +117,12 @@ const MIGRATIONS: readonly string[] = [
   `
   SELECT 1;
   `,
+  // 4: the OpenTelemetry trace and span id of each envelope's call, when the gateway exported
+  // traces (NULL otherwise, and in every row written before).
+  `
+  ALTER TABLE envelopes ADD COLUMN otel_trace_id TEXT;
+  ALTER TABLE envelopes ADD COLUMN otel_span_id TEXT;
+  `,
 ];
 
 /**
@@ -174,6 +180,8 @@ interface EnvelopeRow {
   received_at: number;
   sent_at: number | null;
   payload: string;
+  otel_trace_id: string | null;
+  otel_span_id: string | null;
 }
 
 interface SessionRow {
@@ -209,11 +217,19 @@ export type EnvelopeParams = [
   receivedAt: number,
   sentAt: number | null,
   payload: string,
+  otelTraceId: string | null,
+  otelSpanId: string | null,
 ];
 
 const ENVELOPE_COLUMNS =
   'seq, id, session, protocol, ts, kind, from_participant, to_participants, correlation, context, ' +
-  'direction, transport, upstream, received_at, sent_at, payload';
+  'direction, transport, upstream, received_at, sent_at, payload, otel_trace_id, otel_span_id';
+
+/** The envelope columns of a file older than version 4, read as it is (no OpenTelemetry ids). */
+const ENVELOPE_COLUMNS_V3 = ENVELOPE_COLUMNS.replace(
+  'otel_trace_id, otel_span_id',
+  'NULL AS otel_trace_id, NULL AS otel_span_id',
+);
 
 const SESSION_SUMMARY = `SELECT s.*,
   (SELECT COUNT(*) FROM envelopes e WHERE e.session = s.key) AS envelope_count,
@@ -519,6 +535,8 @@ function storedRecord(record: TraceRecord, payloads: PayloadGuard): StoredEnvelo
         context: e.context ?? null,
         to: e.to,
       }),
+      record.otel?.traceId ?? null,
+      record.otel?.spanId ?? null,
     ],
     targets: e.correlationId,
   };
@@ -527,11 +545,18 @@ function storedRecord(record: TraceRecord, payloads: PayloadGuard): StoredEnvelo
 type Statements = ReturnType<typeof prepareStatements>;
 
 function prepareStatements(db: Database.Database) {
+  // A read-only reader opens older files as they are: it reads NULL ids and never inserts (the
+  // insert names the version-4 columns, so it is prepared only for a file that has them).
+  const current = (db.pragma('user_version', { simple: true }) as number) >= 4;
+  const ENVELOPE_COLUMNS_HERE = current ? ENVELOPE_COLUMNS : ENVELOPE_COLUMNS_V3;
   return {
     insertEnvelope: db.prepare<EnvelopeParams>(
-      `INSERT OR IGNORE INTO envelopes (id, session, protocol, ts, kind, from_participant, to_participants,
-        correlation, context, method, rpc_id, direction, transport, upstream, received_at, sent_at, payload)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      current
+        ? `INSERT OR IGNORE INTO envelopes (id, session, protocol, ts, kind, from_participant, to_participants,
+        correlation, context, method, rpc_id, direction, transport, upstream, received_at, sent_at, payload,
+        otel_trace_id, otel_span_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+        : `SELECT ${new Array(19).fill('?').join(', ')}`,
     ),
     insertNamedBy: db.prepare<[string, string]>(
       'INSERT OR IGNORE INTO named_by (target, source) VALUES (?, ?)',
@@ -562,16 +587,16 @@ function prepareStatements(db: Database.Database) {
       `${SESSION_SUMMARY} WHERE s.mcp_session_id = ? ORDER BY s.started_at DESC, s.key DESC LIMIT 1`,
     ),
     bySession: db.prepare<[string], EnvelopeRow>(
-      `SELECT ${ENVELOPE_COLUMNS} FROM envelopes WHERE session = ? ORDER BY seq`,
+      `SELECT ${ENVELOPE_COLUMNS_HERE} FROM envelopes WHERE session = ? ORDER BY seq`,
     ),
     subtree: db.prepare<{ context: string }, EnvelopeRow>(
-      `SELECT ${ENVELOPE_COLUMNS} FROM envelopes
+      `SELECT ${ENVELOPE_COLUMNS_HERE} FROM envelopes
        WHERE context = @context OR (context > @context || '/' AND context < @context || '0')
        ORDER BY seq`,
     ),
-    byId: db.prepare<[string], EnvelopeRow>(`SELECT ${ENVELOPE_COLUMNS} FROM envelopes WHERE id = ?`),
+    byId: db.prepare<[string], EnvelopeRow>(`SELECT ${ENVELOPE_COLUMNS_HERE} FROM envelopes WHERE id = ?`),
     byIds: db.prepare<[string], EnvelopeRow>(
-      `SELECT ${ENVELOPE_COLUMNS} FROM envelopes WHERE id IN (SELECT value FROM json_each(?)) ORDER BY seq`,
+      `SELECT ${ENVELOPE_COLUMNS_HERE} FROM envelopes WHERE id IN (SELECT value FROM json_each(?)) ORDER BY seq`,
     ),
     // What the ids name: their own correlation arrays (a name given twice is one edge).
     edgesOut: db.prepare<[string], CorrelationEdge>(
@@ -653,6 +678,8 @@ function toRecord(row: EnvelopeRow): TraceRecord {
   };
   if (row.upstream !== null) record.upstream = row.upstream;
   if (row.sent_at !== null) record.sentAt = row.sent_at;
+  if (row.otel_trace_id !== null && row.otel_span_id !== null)
+    record.otel = { traceId: row.otel_trace_id, spanId: row.otel_span_id };
   return record;
 }
 

@@ -7,7 +7,7 @@
 import type { Direction } from '../envelope/direction.js';
 import type { TransportKind } from '../envelope/message-context.js';
 import { MEUP_PROTOCOL, type MeupEnvelope, type MeupProtocol } from '../meup/types.js';
-import type { TraceRecord } from './types.js';
+import type { OtelIds, TraceRecord } from './types.js';
 
 export interface TraceHop {
   readonly id: string;
@@ -34,6 +34,8 @@ export interface TraceHop {
   readonly ts?: string;
   /** Default: the MEUP protocol this gateway writes. */
   readonly protocol?: MeupProtocol;
+  /** See `TraceRecord.otel`. */
+  readonly otel?: OtelIds;
 }
 
 /** The hop of a complete record (nothing is derived later: `ts` and `protocol` are kept). */
@@ -57,6 +59,7 @@ export function traceHopOf(record: TraceRecord): TraceHop {
   if (record.payloadJson !== undefined) hop.payloadJson = record.payloadJson;
   if (record.upstream !== undefined) hop.upstream = record.upstream;
   if (record.sentAt !== undefined) hop.sentAt = record.sentAt;
+  if (record.otel !== undefined) hop.otel = record.otel;
   return hop;
 }
 
@@ -88,5 +91,6 @@ export function traceRecordOf(hop: TraceHop): TraceRecord {
   if (hop.upstream !== undefined) record.upstream = hop.upstream;
   if (hop.sentAt !== undefined) record.sentAt = hop.sentAt;
   if (hop.payloadJson !== undefined) record.payloadJson = hop.payloadJson;
+  if (hop.otel !== undefined) record.otel = hop.otel;
   return record;
 }

@@ -251,6 +251,19 @@ export function traceStoreContract(name: string, makeStore: MakeTraceStore): voi
         ]);
       });
 
+      it("keeps the OpenTelemetry ids of an envelope's call, and none for an envelope without", () => {
+        const store = make();
+        const next = idSource();
+        const otel = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+        const a = { ...traceRecord({ id: next(), context: 's1/A' }), otel };
+        const b = { ...traceRecord({ id: next(), context: 's1/A' }), otel };
+        const c = traceRecord({ id: next() });
+        store.append([a, b, c]);
+        expect(store.get(a.envelope.id)?.otel).toEqual(otel);
+        expect(store.session('s1').map((r) => r.otel)).toEqual([otel, otel, undefined]);
+        expect(store.get(c.envelope.id)).not.toHaveProperty('otel');
+      });
+
       it('returns undefined for an unknown id, and accepts an empty batch', () => {
         const store = make();
         store.append([]);

@@ -6,7 +6,7 @@
 import type { HopEvent, Tap } from '../core/taps.js';
 import { mcpKind } from '../core/trace-mapping.js';
 import type { TraceHop } from './trace-hop.js';
-import type { TraceSessionInfo } from './types.js';
+import type { OtelIds, TraceSessionInfo } from './types.js';
 
 /** Where trace hops go (the batching `TraceRecorder`, or anything with the same shape). */
 export interface TraceSink {
@@ -14,7 +14,11 @@ export interface TraceSink {
   session(info: TraceSessionInfo): void;
 }
 
-export function traceTap(sink: TraceSink): Tap {
+/**
+ * The tap; `otelIds`, when OpenTelemetry is on, gives the trace and span id of a hop's call, which
+ * the trace then keeps with the envelope (`TraceRecord.otel`).
+ */
+export function traceTap(sink: TraceSink, otelIds?: (event: HopEvent) => OtelIds | undefined): Tap {
   return {
     name: 'trace',
     observe(event: HopEvent): void {
@@ -39,6 +43,10 @@ export function traceTap(sink: TraceSink): Tap {
           hop.resultAt = event.resultAt;
           hop.resultIsError = event.resultIsError === true;
         }
+      }
+      if (otelIds !== undefined) {
+        const ids = otelIds(event);
+        if (ids !== undefined) hop.otel = ids;
       }
       sink.recordHop(hop);
     },

@@ -16,7 +16,7 @@ import { rpcIdText, storedPayloadText } from './stored-payload.js';
 import type { TraceHop } from './trace-hop.js';
 
 /** Slots per hop in an encoded batch. */
-export const HOP_STRIDE = 19;
+export const HOP_STRIDE = 20;
 
 /**
  * The slots of `hops`. The fields that repeat from hop to hop (session, kind, participants,
@@ -71,6 +71,8 @@ export function encodeHops(hops: readonly TraceHop[]): unknown[] {
         : h.resultIsError === true
           ? -h.resultAt
           : h.resultAt,
+      // A call's ids repeat on each of its hops: one string, numbered like the others.
+      h.otel === undefined ? undefined : word(`${h.otel.traceId}-${h.otel.spanId}`),
     );
   }
   return out;
@@ -140,6 +142,7 @@ export function decodeHops(
     const transport = word(slots[k + 12]);
     const upstream = word(slots[k + 13]);
     const protocol = word(slots[k + 17]);
+    const otel = word(slots[k + 19]);
     let method: string | null;
     let rpcId: string | null;
     if (json === undefined) {
@@ -194,6 +197,8 @@ export function decodeHops(
       receivedAt,
       sentAt ?? null,
       payloads.text(guarded),
+      otel === undefined ? null : otel.slice(0, 32),
+      otel === undefined ? null : otel.slice(33),
     ];
     rows.push({ params, targets });
   }

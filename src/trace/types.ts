@@ -25,6 +25,18 @@ export interface TraceRecord {
    * stringifying again). When present it is exactly `JSON.stringify(envelope.payload)`.
    */
   readonly payloadJson?: string;
+  /**
+   * The OpenTelemetry trace and span id of the call this envelope belongs to (its client request's
+   * SERVER span), when the gateway exported traces; how one goes from a tracing UI to
+   * `switchboard trace follow` and back (docs/observability.md, "Traces").
+   */
+  readonly otel?: OtelIds;
+}
+
+/** An OpenTelemetry span's ids, lower-case hex (32 and 16 digits). */
+export interface OtelIds {
+  readonly traceId: string;
+  readonly spanId: string;
 }
 
 export interface TraceSessionInfo {

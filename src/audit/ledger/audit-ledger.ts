@@ -455,6 +455,11 @@ export class AuditLedger {
     return undefined;
   }
 
+  /** Records waiting in the queue to be written (`switchboard_audit_queue_records`). */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
   /** The checkpoint verifier key (a signed-note verifier key string), for publishing. */
   get verifierKey(): string {
     return this.#signer.verifierKey;

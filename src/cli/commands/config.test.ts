@@ -24,7 +24,7 @@ const EXAMPLE = resolve(dirname(fileURLToPath(import.meta.url)), '../../../examp
 const run = (args: readonly string[]): Promise<CliRun> => runCli(args);
 
 /** The environment variables examples/switchboard.yaml references. */
-const EXAMPLE_VARIABLES = ['EVERYTHING_KEY', 'REMOTE_TOKEN', 'ANCHOR_TOKEN'] as const;
+const EXAMPLE_VARIABLES = ['EVERYTHING_KEY', 'REMOTE_TOKEN', 'ANCHOR_TOKEN', 'OTLP_TOKEN'] as const;
 
 /** Every section of a configuration, in the order `config show` prints them (the validator's list). */
 const ALL_SECTIONS = CONFIG_KEYS.root;
@@ -179,7 +179,7 @@ describe('switchboard config check', () => {
     const r = await run(['config', 'check', EXAMPLE]);
     expect(r.code).toBe(1);
     const lines = r.err.trimEnd().split('\n');
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(
       /upstreams\.everything\.env\.API_KEY: found \$\{env:EVERYTHING_KEY\}, but EVERYTHING_KEY is not set/,
     );
@@ -188,6 +188,9 @@ describe('switchboard config check', () => {
     );
     expect(lines[2]).toMatch(
       /audit\.anchor\.headers\.Authorization: found \$\{env:ANCHOR_TOKEN\}, but ANCHOR_TOKEN is not set/,
+    );
+    expect(lines[3]).toMatch(
+      /observe\.otel\.headers\.Authorization: found \$\{env:OTLP_TOKEN\}, but OTLP_TOKEN is not set/,
     );
   });
 
@@ -389,6 +392,8 @@ space:
         - { kind: mcp/request, payload: { method: "tools/*", params: { name: "!delete_*", n: 3, x: null } } }
         - { kind: [chat, "reasoning/*"], payload: { text: "/^\\\\$\${[a-z]+}$/i" } }
     "42": {}
+observe:
+  metrics: { enabled: false, role: scraper, listen: "[::1]:9464", principalLabel: true, maxPrincipals: 7 }
 `;
 }
 
@@ -430,7 +435,7 @@ describe('config show and config check --json print every section', () => {
       const r = await run(['config', 'show', '--config', path]);
       expect(r).toMatchObject({ code: 0, err: '' });
       expect(r.out).toContain(
-        '# Every default applied; values of upstream env and headers, of audit.anchor.headers and of URL query parameters shown as ***.\n',
+        '# Every default applied; values of upstream env and headers, of audit.anchor.headers and observe.otel.headers and of URL query parameters shown as ***.\n',
       );
       expect(r.out).toContain('    era: modern\n');
       expect(r.out).toContain(`    - principal: alice\n      sha256: ${SHA.alice}\n`);
@@ -482,6 +487,7 @@ describe('toFileShape', () => {
       EVERYTHING_KEY: 'key with ${literal} braces',
       REMOTE_TOKEN: 'token',
       ANCHOR_TOKEN: 'anchor ${token}',
+      OTLP_TOKEN: 'otlp ${token}',
     };
     const { config } = await loadConfigFile(EXAMPLE, { env });
     // The example sets every section, so the round trip covers each of them.

@@ -5,7 +5,7 @@
  *
  * Exit codes: 0 valid, 1 invalid (every issue on stderr, one per line, with line and column),
  * 2 the file is missing or unreadable, or bad usage. Secrets never reach the output: the values of
- * upstream `env` and `headers` and of `audit.anchor.headers` are printed as `***`.
+ * upstream `env` and `headers`, of `audit.anchor.headers` and of `observe.otel.headers` are printed as `***`.
  */
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
@@ -17,6 +17,7 @@ import type {
   AuditConfig,
   AuthConfig,
   GatewayConfig,
+  OtelConfig,
   PolicyConfig,
   UpstreamConfig,
 } from '../../config/types.js';
@@ -97,7 +98,7 @@ export function registerConfigCommands(program: Command): void {
       }
       io.out(`# Effective configuration of ${source}\n`);
       io.out(
-        `# Every default applied; values of upstream env and headers, of audit.anchor.headers and of URL query parameters shown as ${REDACTED}.\n`,
+        `# Every default applied; values of upstream env and headers, of audit.anchor.headers and observe.otel.headers and of URL query parameters shown as ${REDACTED}.\n`,
       );
       io.out(stringify(toFileShape(redact(gateway)), { lineWidth: 0 }));
     });
@@ -163,7 +164,7 @@ export function hideUrlSecrets(url: string): string {
 
 /**
  * The configuration with every secret replaced by {@link REDACTED}: the values of upstream `env`
- * and `headers` and of `audit.anchor.headers` (names are kept), and the passwords and query values
+ * and `headers`, of `audit.anchor.headers` and of `observe.otel.headers` (names are kept), and the passwords and query values
  * of the URLs (HTTP upstreams, the anchor, the JWKS). Token hashes (`auth.tokens`,
  * `space.participants.*.tokens`) are kept: they are what the file holds, not the tokens.
  */
@@ -194,6 +195,16 @@ export function redact(config: GatewayConfig): GatewayConfig {
     ...(auth?.jwt === undefined
       ? {}
       : { auth: { ...auth, jwt: { ...auth.jwt, jwks: hideUrlSecrets(auth.jwt.jwks) } } }),
+    observe: {
+      ...config.observe,
+      otel: {
+        ...config.observe.otel,
+        ...(config.observe.otel.endpoint === undefined
+          ? {}
+          : { endpoint: hideUrlSecrets(config.observe.otel.endpoint) }),
+        headers: hide(config.observe.otel.headers),
+      },
+    },
   };
 }
 
@@ -296,7 +307,38 @@ export function toFileShape(config: GatewayConfig): Record<string, unknown> {
     policy: policyShape(config.policy),
     audit: auditShape(config.audit),
     space: spaceShape(config.space),
+    observe: {
+      metrics: {
+        enabled: config.observe.metrics.enabled,
+        role: config.observe.metrics.role,
+        ...(config.observe.metrics.listen === undefined
+          ? {}
+          : { listen: listenText(config.observe.metrics.listen) }),
+        principalLabel: config.observe.metrics.principalLabel,
+        maxPrincipals: config.observe.metrics.maxPrincipals,
+      },
+      otel: otelShape(config.observe.otel),
+    },
   };
+}
+
+/** `observe.otel`: what the file set (the rest is left to the `OTEL_*` environment at start). */
+function otelShape(otel: OtelConfig): Record<string, unknown> {
+  return {
+    ...(otel.enabled === undefined ? {} : { enabled: otel.enabled }),
+    ...(otel.endpoint === undefined ? {} : { endpoint: e(otel.endpoint) }),
+    ...(otel.protocol === undefined ? {} : { protocol: otel.protocol }),
+    headers: escapeRecord(otel.headers),
+    ...(otel.sampleRatio === undefined ? {} : { sampleRatio: otel.sampleRatio }),
+    ...(otel.serviceName === undefined ? {} : { serviceName: e(otel.serviceName) }),
+    resourceAttributes: escapeRecord(otel.resourceAttributes),
+    forwardBaggage: otel.forwardBaggage,
+  };
+}
+
+/** `host:port`, an IPv6 host in brackets, as `observe.metrics.listen` is written. */
+function listenText(listen: { readonly host: string; readonly port: number }): string {
+  return listen.host.includes(':') ? `[${listen.host}]:${listen.port}` : `${listen.host}:${listen.port}`;
 }
 
 /** `auth`: tokens by their sha256 (never a token), `jwt` with its keys as the file writes them. */

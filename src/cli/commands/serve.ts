@@ -15,13 +15,16 @@ import { formatConfigIssues, loadConfigFile, parseConfigText } from '../../confi
 import { importMcpJson, renderUpstreamsYaml } from '../../config/mcp-json-import.js';
 import type { GatewayConfig, StdioUpstreamConfig } from '../../config/types.js';
 import type { ConfigIssue } from '../../config/validate.js';
+import type { HopEvent } from '../../core/taps.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { ServeGateway } from '../../gateways/serve/serve-gateway.js';
 import { createLogger, type LogLevel } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
+import { traceApprovals, tracedAuditSink } from '../../observe/otel/governance-spans.js';
 import { dataDirOf } from '../global-options.js';
 import { openServeLedger } from '../ledger-setup.js';
 import { collect, collectKeyValue, parseLogLevel, parseNonNegativeInt } from '../options.js';
+import { type OtelRuntime, openOtel } from '../otel-setup.js';
 import { checkPortFree } from '../port-check.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
@@ -233,11 +236,27 @@ export function registerServeCommand(program: Command): void {
       }
       const logger = createLogger(config.logging.level);
       const metrics = new Metrics();
+      let otel: OtelRuntime | undefined;
+      try {
+        otel = await openOtel(config.observe.otel, process.env, {
+          logger,
+          version: readPackageVersion(),
+          upstreamUrls: Object.fromEntries(
+            config.upstreams.flatMap((u) => (u.transport === 'http' ? [[u.name, u.url]] : [])),
+          ),
+        });
+      } catch (error) {
+        console.error(`switchboard serve: ${error instanceof Error ? error.message : String(error)}`);
+        process.exitCode = 2;
+        setTimeout(() => process.exit(2), 50).unref();
+        return;
+      }
       const trace = config.trace.enabled
         ? openTrace(dataDir, logger, metrics, {
             maxPayloadBytes: config.trace.maxPayloadBytes,
             payloads: config.trace.payloads,
             redact: config.audit.redact,
+            ...(otel ? { otelIds: (event: HopEvent) => otel?.spans.callIds(event) } : {}),
           })
         : undefined;
       let ledger: AuditLedger | undefined;
@@ -249,6 +268,7 @@ export function registerServeCommand(program: Command): void {
           logger.error({ err: why }, 'cannot open the audit ledger');
           console.error(`switchboard serve: cannot open the audit ledger: ${why}`);
           trace?.recorder.close();
+          await otel?.shutdown();
           process.exitCode = 1;
           setTimeout(() => process.exit(1), 50).unref();
           return;
@@ -262,8 +282,11 @@ export function registerServeCommand(program: Command): void {
         logger,
         metrics,
         ...(authenticator ? { authenticate: authenticator } : {}),
-        ...(ledger ? { ledger } : {}),
-        taps: trace ? [trace.tap] : [],
+        ...(ledger ? { ledger: otel ? tracedAuditSink(ledger, otel.spans) : ledger } : {}),
+        // OpenTelemetry's tap first: a call's span is open before anything else sees its hops.
+        taps: [...(otel ? [otel.spans] : []), ...(trace ? [trace.tap] : [])],
+        ...(otel ? { traceContext: otel.spans } : {}),
+        ...(trace ? { metricsSources: { traceQueue: () => trace.recorder.pending } } : {}),
         ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
         ...(trace ? { traceHealth: () => trace.recorder.health } : {}),
         space: {
@@ -278,6 +301,7 @@ export function registerServeCommand(program: Command): void {
         await gateway.close();
         authenticator?.close();
         trace?.recorder.close();
+        await otel?.shutdown();
         // The records of the last calls are written, and a final checkpoint signed, before exiting.
         await ledger
           ?.close()
@@ -286,6 +310,10 @@ export function registerServeCommand(program: Command): void {
           );
         setTimeout(() => process.exit(0), 50).unref();
       };
+      if (otel) {
+        traceApprovals(gateway.approvals, otel.spans);
+        gateway.router.observations.add(otel.metrics);
+      }
       handleShutdownSignals((signal) => void stop(signal), logger);
       try {
         const address = await gateway.start();
@@ -302,6 +330,11 @@ export function registerServeCommand(program: Command): void {
           `switchboard: serving MCP on http://${host}:${address.port}/mcp (upstreams: ${config.upstreams.map((u) => u.name).join(', ')}); ` +
             `clients of the 2024-11-05 HTTP+SSE transport: http://${host}:${address.port}/sse`,
         );
+        const metricsAt = gateway.metricsAddress ?? (gateway.prometheus ? address : undefined);
+        if (metricsAt) {
+          const metricsHost = metricsAt.family === 'IPv6' ? `[${metricsAt.address}]` : metricsAt.address;
+          console.error(`switchboard: Prometheus metrics on http://${metricsHost}:${metricsAt.port}/metrics`);
+        }
       } catch (error) {
         logger.error(
           { err: error instanceof Error ? error.message : String(error) },
@@ -311,6 +344,7 @@ export function registerServeCommand(program: Command): void {
         await gateway.close().catch(() => undefined);
         authenticator?.close();
         trace?.recorder.close();
+        await otel?.shutdown();
         await ledger?.close().catch(() => undefined);
         process.exitCode = 1;
         setTimeout(() => process.exit(1), 50).unref();

@@ -9,10 +9,14 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AuditLedger } from '../../audit/ledger/audit-ledger.js';
 import { interpolateEnv } from '../../config/env-interpolation.js';
 import { AUDIT_DEFAULTS } from '../../config/sections/audit.js';
+import { OTLP_PROTOCOLS } from '../../config/sections/otel.js';
+import type { OtelConfig, OtlpProtocol } from '../../config/types.js';
+import type { HopEvent } from '../../core/taps.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
+import { tracedAuditSink } from '../../observe/otel/governance-spans.js';
 import {
   DEFAULT_MAX_JSON_DEPTH,
   MAX_JSON_DEPTH_LIMIT,
@@ -29,8 +33,10 @@ import {
   parseNonNegativeInt,
   parsePositiveInt,
 } from '../options.js';
+import { type OtelRuntime, openOtel } from '../otel-setup.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
+import { readPackageVersion } from '../version.js';
 
 interface StdioOptions {
   name?: string;
@@ -51,6 +57,14 @@ interface StdioOptions {
   tracePayloads: TracePayloadMode;
   audit: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  otel?: boolean;
+  otelEndpoint?: string;
+  otelProtocol?: OtlpProtocol;
+  otelHeader?: string[];
+  otelSampleRatio?: number;
+  otelServiceName?: string;
+  otelResourceAttribute?: Record<string, string>;
+  otelForwardBaggage?: boolean;
 }
 
 const RUNNERS = new Set([
@@ -121,20 +135,24 @@ export function parseUpstreamUrl(value: string): string {
  * environment and off the command line, where other users of the machine can read it. Throws
  * with every problem (a malformed header, a variable that is not set) in one message.
  */
-export function resolveHeaders(given: readonly string[], env: NodeJS.ProcessEnv): Record<string, string> {
+export function resolveHeaders(
+  given: readonly string[],
+  env: NodeJS.ProcessEnv,
+  option = '--header',
+): Record<string, string> {
   const headers: Record<string, string> = {};
   const problems: string[] = [];
   for (const [i, text] of given.entries()) {
     const colon = text.indexOf(':');
     const name = colon > 0 ? text.slice(0, colon).trim() : '';
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      problems.push(`--header ${JSON.stringify(text.slice(0, 60))}: expected "Name: value"`);
+      problems.push(`${option} ${JSON.stringify(text.slice(0, 60))}: expected "Name: value"`);
       continue;
     }
-    const value = interpolateEnv(text.slice(colon + 1).trim(), env, `--header ${name}`);
+    const value = interpolateEnv(text.slice(colon + 1).trim(), env, `${option} ${name}`);
     if (!value.ok) problems.push(...value.errors.map((e) => e.message));
     else if (/[\r\n\0]/.test(value.value))
-      problems.push(`--header ${name}: the value (header ${i + 1}) holds a line break or NUL`);
+      problems.push(`${option} ${name}: the value (header ${i + 1}) holds a line break or NUL`);
     else headers[name.toLowerCase()] = value.value;
   }
   if (problems.length > 0) throw new Error(problems.join('\n'));
@@ -149,6 +167,53 @@ export function parseJsonDepth(value: string): number {
       `expected an integer from ${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT}, got "${value}"`,
     );
   return n;
+}
+
+/** `--otel-sample-ratio`: a number from 0 to 1. */
+function parseRatio(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new InvalidArgumentError(`expected a number from 0 to 1, got "${value}"`);
+  return n;
+}
+
+/** `--otel-endpoint`: the OTLP/HTTP base URL of a collector. */
+function parseOtlpEndpoint(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}"`);
+  return value;
+}
+
+/**
+ * The `--otel*` options as the `observe.otel` section of a configuration file would say them; the
+ * `OTEL_*` environment fills the rest (`otel-settings.ts`). Any `--otel*` option turns export on.
+ */
+export function otelConfigOf(options: StdioOptions, env: NodeJS.ProcessEnv): OtelConfig {
+  const asked =
+    options.otel === true ||
+    options.otelEndpoint !== undefined ||
+    options.otelProtocol !== undefined ||
+    options.otelHeader !== undefined ||
+    options.otelSampleRatio !== undefined ||
+    options.otelServiceName !== undefined ||
+    options.otelResourceAttribute !== undefined ||
+    options.otelForwardBaggage === true;
+  return {
+    ...(asked ? { enabled: true } : {}),
+    ...(options.otelEndpoint === undefined ? {} : { endpoint: options.otelEndpoint }),
+    ...(options.otelProtocol === undefined ? {} : { protocol: options.otelProtocol }),
+    headers: resolveHeaders(options.otelHeader ?? [], env, '--otel-header'),
+    ...(options.otelSampleRatio === undefined ? {} : { sampleRatio: options.otelSampleRatio }),
+    ...(options.otelServiceName === undefined ? {} : { serviceName: options.otelServiceName }),
+    resourceAttributes: options.otelResourceAttribute ?? {},
+    forwardBaggage: options.otelForwardBaggage === true,
+  };
 }
 
 /** What is wrong with the choice of upstream: a command, or `--url`, never both nor neither. */
@@ -246,6 +311,41 @@ export function registerStdioCommand(program: Command): void {
     )
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
     .option(
+      '--otel',
+      'export OpenTelemetry traces and metrics over OTLP/HTTP (to the OTEL_EXPORTER_OTLP_ENDPOINT of the environment, else http://localhost:4318); implied by every --otel-* option',
+    )
+    .option(
+      '--otel-endpoint <url>',
+      'the OTLP/HTTP base URL of a collector (/v1/traces and /v1/metrics are appended)',
+      parseOtlpEndpoint,
+    )
+    .addOption(
+      new Option('--otel-protocol <protocol>', 'the OTLP encoding (default http/protobuf)').choices(
+        OTLP_PROTOCOLS,
+      ),
+    )
+    .option(
+      '--otel-header <"Name: value">',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the configuration's own syntax.
+      "a header sent with every export (the collector's credentials); ${env:NAME} in the value is read from the environment (repeatable)",
+      collect,
+    )
+    .option(
+      '--otel-sample-ratio <ratio>',
+      'the share of new traces recorded, 0 to 1 (a client that sends a sampled trace context is followed)',
+      parseRatio,
+    )
+    .option('--otel-service-name <name>', 'service.name of the spans and metrics (default switchboard)')
+    .option(
+      '--otel-resource-attribute <KEY=VALUE>',
+      'a resource attribute of the spans and metrics, e.g. deployment.environment.name=dev (repeatable)',
+      collectKeyValue,
+    )
+    .option(
+      '--otel-forward-baggage',
+      "pass the client's _meta.baggage on to the server (default: it stays at the gateway)",
+    )
+    .option(
       '--data-dir <dir>',
       'where the trace and the ledger are kept (env SWITCHBOARD_DATA_DIR; default the per-user state directory, e.g. ~/.local/state/switchboard)',
     )
@@ -256,6 +356,10 @@ export function registerStdioCommand(program: Command): void {
         '  switchboard stdio --restart --env API_KEY=xyz -- node my-server.js\n' +
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the configuration's own syntax.
         "  switchboard stdio --url https://mcp.example.com/mcp --header 'Authorization: Bearer ${env:TOKEN}'\n" +
+        '  switchboard stdio --otel-endpoint http://localhost:4318 -- node my-server.js\n' +
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the configuration's own syntax.
+        "  switchboard stdio --otel-endpoint https://otlp.example.com --otel-protocol http/json --otel-header 'Authorization: Bearer ${env:OTLP_TOKEN}' --otel-sample-ratio 0.1 --otel-service-name my-agent-tools -- node my-server.js\n" +
+        '  OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 switchboard stdio -- node my-server.js\n' +
         '\nThe server gets a minimal environment (HOME, PATH, USER, LANG, ...) plus --env and --pass-env.\n',
     )
     .action(async (command: string | undefined, args: string[], options: StdioOptions, cmd: Command) => {
@@ -266,8 +370,10 @@ export function registerStdioCommand(program: Command): void {
         return;
       }
       let headers: Record<string, string> = {};
+      let otelConfig: OtelConfig;
       try {
         headers = resolveHeaders(options.header ?? [], process.env);
+        otelConfig = otelConfigOf(options, process.env);
       } catch (error) {
         console.error(`switchboard stdio: ${error instanceof Error ? error.message : String(error)}`);
         process.exitCode = 2;
@@ -297,8 +403,25 @@ export function registerStdioCommand(program: Command): void {
           return;
         }
       }
+      let otel: OtelRuntime | undefined;
+      try {
+        otel = await openOtel(otelConfig, process.env, {
+          logger,
+          version: readPackageVersion(),
+          ...(options.url ? { upstreamUrls: { [name]: options.url } } : {}),
+        });
+      } catch (error) {
+        console.error(`switchboard stdio: ${error instanceof Error ? error.message : String(error)}`);
+        await ledger?.close().catch(() => undefined);
+        process.exitCode = 2;
+        setTimeout(() => process.exit(2), 50).unref();
+        return;
+      }
       const trace = options.trace
-        ? openTrace(dataDir, logger, metrics, { payloads: options.tracePayloads })
+        ? openTrace(dataDir, logger, metrics, {
+            payloads: options.tracePayloads,
+            ...(otel ? { otelIds: (event: HopEvent) => otel?.spans.callIds(event) } : {}),
+          })
         : undefined;
       const gateway = new StdioGateway({
         command: command ?? '',
@@ -319,9 +442,11 @@ export function registerStdioCommand(program: Command): void {
         output: process.stdout,
         logger,
         metrics,
-        taps: trace ? [trace.tap] : [],
+        // OpenTelemetry's tap first: a call's span is open before anything else sees its hops.
+        taps: [...(otel ? [otel.spans] : []), ...(trace ? [trace.tap] : [])],
+        ...(otel ? { traceContext: otel.spans, observers: [otel.metrics] } : {}),
         ...(trace ? { onSession: (info) => trace.recorder.session(info) } : {}),
-        ...(ledger ? { ledger } : {}),
+        ...(ledger ? { ledger: otel ? tracedAuditSink(ledger, otel.spans) : ledger } : {}),
       });
       handleShutdownSignals((signal) => void gateway.shutdown(`received ${signal}`), logger);
       try {
@@ -332,6 +457,7 @@ export function registerStdioCommand(program: Command): void {
           'cannot start the upstream',
         );
         trace?.recorder.close();
+        await otel?.shutdown();
         await ledger?.close().catch(() => undefined);
         process.exitCode = 1;
         // Let the logger flush before exiting.
@@ -340,6 +466,7 @@ export function registerStdioCommand(program: Command): void {
       }
       const code = await gateway.done;
       trace?.recorder.close();
+      await otel?.shutdown();
       // The records of the last calls are written, and a final checkpoint signed, before exiting.
       await ledger
         ?.close()

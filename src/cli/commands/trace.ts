@@ -18,6 +18,7 @@ import { addExamples } from '../help-text.js';
 import { renderCorrelationGraph } from '../render/correlation-graph.js';
 import { renderEnvelopeTable } from '../render/envelope-table.js';
 import { renderEnvelopeJsonLines, renderJsonLines } from '../render/json-lines.js';
+import { renderOtelIds } from '../render/otel-ids.js';
 import { renderSessionsTable } from '../render/sessions-table.js';
 import { renderSubtree } from '../render/subtree-tree.js';
 import { DEFAULT_TABLE_WIDTH } from '../render/text-table.js';
@@ -137,6 +138,7 @@ export function registerTraceCommands(program: Command): void {
               ? '(no envelopes)\n'
               : renderEnvelopeTable(records, { color: io.color, ...(width === undefined ? {} : { width }) }),
           );
+          io.out(renderOtelIds(records));
         }
       }),
     );
@@ -146,6 +148,7 @@ export function registerTraceCommands(program: Command): void {
     ['switchboard trace show 3xYq9kT2mW8pL4vN6rB1cA', 'switchboard trace show --json -- -Xyz'],
     'HOP in the table: client→gw, gw→<upstream>, <upstream>→gw, gw→client. The session "gateway" is the\n' +
       "gateway's own traffic with its upstreams (their initialize handshakes) and messages of no client call.\n" +
+      'With OpenTelemetry on, the trace id and span id of each call follow the table.\n' +
       DASH_HINT('show', '<session>'),
   );
 

@@ -15,6 +15,8 @@ export interface AuditSink {
   readonly healthy: boolean;
   /** Why it is not `healthy` (a sink that cannot tell leaves it undefined). */
   readonly unavailable?: LedgerUnavailable | undefined;
+  /** Records waiting to be written (the metrics' queue depth), when the sink can tell. */
+  readonly queued?: number;
   /** Resolves once written (and fsynced when `durable`); rejects when it cannot be written. */
   append(event: AuditEvent, options?: { readonly durable?: boolean }): Promise<unknown>;
   /**

@@ -5,10 +5,11 @@
 import type { AddressInfo } from 'node:net';
 import { createRedactor } from '../../audit/redaction.js';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.js';
-import { Router } from '../../core/router.js';
+import { Router, type TraceContextWriter } from '../../core/router.js';
 import { type Tap, TapBus } from '../../core/taps.js';
 import type { Logger } from '../../observe/logger.js';
 import type { Metrics } from '../../observe/metrics.js';
+import { GatewayMetrics, type GatewaySources } from '../../observe/prometheus/gateway-metrics.js';
 import type { TraceReadiness } from '../../observe/readiness.js';
 import { ApprovalRegistry } from '../../policy/approvals.js';
 import { PolicyEngine } from '../../policy/policy-engine.js';
@@ -35,6 +36,7 @@ import type { AuditSink } from '../governance/audit-sink.js';
 import { GovernanceInterceptor } from '../governance/governance-interceptor.js';
 import { listAllTools } from '../governance/list-tools.js';
 import { ToolCatalog } from '../governance/tool-catalog.js';
+import { type MetricsEndpointOptions, MetricsListener, metricsRoute } from './metrics-endpoint.js';
 import { PoolLeaseInterceptor } from './pool-lease-interceptor.js';
 import { ServeResolver } from './serve-resolver.js';
 import {
@@ -50,6 +52,8 @@ export interface ServeGatewayOptions {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly taps?: readonly Tap[];
+  /** Writes the gateway's trace context into what it sends (OpenTelemetry on); see `RouterOptions`. */
+  readonly traceContext?: TraceContextWriter;
   readonly onSession?: (info: TraceSessionInfo) => void;
   readonly authenticate?: Authenticate;
   /** The audit ledger; undefined when it is disabled. */
@@ -61,6 +65,8 @@ export interface ServeGatewayOptions {
   readonly linkFactories?: Partial<Record<UpstreamConfig['transport'], LinkFactory>>;
   /** The MEUP space's authentication (the gateway's authenticator) and where it records envelopes. */
   readonly space?: { readonly authenticate?: GatewayAuthenticate; readonly trace?: SpaceTraceSink };
+  /** What `/metrics` reads of the parts the gateway does not hold (the trace recorder's queue). */
+  readonly metricsSources?: Pick<GatewaySources, 'traceQueue'>;
 }
 
 const STABLE_AFTER_MS = 30_000;
@@ -77,6 +83,10 @@ export class ServeGateway {
   readonly catalog: ToolCatalog;
   /** The MEUP space on `/meup`; undefined when `space.enabled` is false. */
   readonly space: ServeSpace | undefined;
+  /** What `GET /metrics` exports; undefined when `observe.metrics.enabled` is false. */
+  readonly prometheus: GatewayMetrics | undefined;
+  /** `/metrics` on a listener of its own (`observe.metrics.listen`), if configured. */
+  readonly metricsListener: MetricsListener | undefined;
   /**
    * What was last reported to the trace of each open session. An endpoint ends a session in the
    * router before it tells the gateway (`hooks.closed`), so the router has forgotten the session's
@@ -87,6 +97,10 @@ export class ServeGateway {
   readonly #pools = new Map<string, ReturnType<typeof createUpstreamPool>>();
   /** The era of each HTTP upstream once probed, so per-session connections probe it once. */
   readonly #eras = new EraCache();
+  /** The events kept for resumption (what `/metrics` reports of them). */
+  readonly #store: MemoryEventStore;
+  /** Where the metrics listener listens, once started. */
+  metricsAddress: AddressInfo | undefined;
 
   constructor(options: ServeGatewayOptions) {
     this.#o = options;
@@ -116,6 +130,7 @@ export class ServeGateway {
       logger,
       metrics,
       taps,
+      ...(options.traceContext === undefined ? {} : { traceContext: options.traceContext }),
       timeouts: {
         requestTimeoutMs: config.timeouts.requestMs,
         resetOnProgress: config.timeouts.resetOnProgress,
@@ -123,6 +138,8 @@ export class ServeGateway {
       },
       maxJsonDepth: config.server.maxJsonDepth,
     });
+    this.prometheus = config.observe.metrics.enabled ? this.#prometheus() : undefined;
+    for (const observer of this.prometheus?.observers ?? []) this.router.observations.add(observer);
     this.upstreams = new UpstreamManager({
       upstreams: config.upstreams,
       router: this.router,
@@ -150,6 +167,15 @@ export class ServeGateway {
       // Four eyes needs two identities: without authentication there is one user, `local`.
       allowSelfApproval: localIsTrusted || config.policy.approvals.allowSelfApproval,
     });
+    const prometheus = this.prometheus;
+    if (prometheus)
+      this.approvals.subscribe({
+        decided: (request, outcome) =>
+          prometheus.approvalDecided(
+            outcome.approved ? 'approved' : outcome.why,
+            Date.now() - request.createdAt,
+          ),
+      });
     this.router.addInterceptor(
       new GovernanceInterceptor({
         policy: this.policy,
@@ -197,6 +223,7 @@ export class ServeGateway {
       hooks,
       ...(options.authenticate ? { authenticate: options.authenticate } : {}),
       gatewayVersion: options.version,
+      ...(options.traceContext === undefined ? {} : { scopeClientAddress: true }),
       modern: {
         discover: (_endpoint, session) => resolver!.discover(session),
         paramHeaders: (_endpoint, session, tool) => this.#paramHeaders(session, tool),
@@ -213,6 +240,9 @@ export class ServeGateway {
           bodyTimeoutMs: config.server.bodyTimeoutMs,
           ...(options.authenticate ? { authenticate: options.authenticate } : {}),
         }),
+        ...(this.prometheus && !config.observe.metrics.listen
+          ? [metricsRoute(this.#metricsEndpoint(this.prometheus))]
+          : []),
         ...(options.routes ?? []),
       ],
       readiness: () => ({
@@ -223,6 +253,11 @@ export class ServeGateway {
         ...(options.traceHealth ? { trace: options.traceHealth() } : {}),
       }),
     });
+    this.metricsListener =
+      this.prometheus && config.observe.metrics.listen
+        ? new MetricsListener(config.observe.metrics.listen, this.#metricsEndpoint(this.prometheus))
+        : undefined;
+    this.#store = store;
     this.space = config.space.enabled
       ? new ServeSpace({
           config,
@@ -238,10 +273,15 @@ export class ServeGateway {
     this.space?.attach(this.http);
   }
 
-  /** Starts the shared upstreams, then listens. Resolves with the bound address. */
+  /**
+   * Starts the shared upstreams, then listens (and the metrics listener, when configured: its
+   * address is `metricsAddress`). Resolves with the bound address.
+   */
   async start(): Promise<AddressInfo> {
     await this.upstreams.start();
-    return this.http.listen();
+    const address = await this.http.listen();
+    if (this.metricsListener) this.metricsAddress = await this.metricsListener.listen();
+    return address;
   }
 
   /**
@@ -259,10 +299,70 @@ export class ServeGateway {
   async close(): Promise<void> {
     this.space?.close();
     this.approvals.close();
+    await this.metricsListener?.close();
     await this.http.close();
     await this.upstreams.close();
     await Promise.all([...this.#pools.values()].map((pool) => pool.close().catch(() => undefined)));
     this.router.close();
+  }
+
+  /** The registry of `/metrics`, reading the gateway's parts when scraped. */
+  #prometheus(): GatewayMetrics {
+    const { config, metrics, version } = this.#o;
+    const m = config.observe.metrics;
+    const prometheus = new GatewayMetrics({
+      metrics,
+      version,
+      ...(m.principalLabel ? { principals: { max: m.maxPrincipals } } : {}),
+      sources: {
+        callsInFlight: () => this.router.callsInFlight,
+        upstreamRequestsPending: () => this.router.pendingRequests,
+        sessionProtocol: (key) => this.router.session(key)?.protocolVersion,
+        upstreams: () => {
+          // The manager's view, the one /ready reports, so both speak alike.
+          const states = new Map(this.upstreams.status().map((s) => [s.name, s.state]));
+          return config.upstreams.map((u) => {
+            const version = this.upstreams.known(u.name)?.protocolVersion;
+            const state = states.get(u.name);
+            return {
+              name: u.name,
+              sharing: u.sharing,
+              ...(version === undefined ? {} : { protocolVersion: version }),
+              ...(state === undefined ? {} : { state }),
+            };
+          });
+        },
+        httpStreams: () => {
+          let legacy = 0;
+          for (const session of this.http.sessions.all()) legacy += session.openStreams;
+          return { legacy, modern: this.http.modernStreams };
+        },
+        resumption: () => this.#store.stats(),
+        ...(this.#o.ledger
+          ? {
+              ledger: () => {
+                const ledger = this.#o.ledger!;
+                const why = ledger.healthy ? undefined : ledger.unavailable?.reason;
+                return { queued: ledger.queued ?? 0, ...(why === undefined ? {} : { failingClosed: why }) };
+              },
+            }
+          : {}),
+        approvalsPending: () => this.approvals.pending().length,
+        spaceParticipants: () => this.space?.space.participants.present().length ?? 0,
+        ...this.#o.metricsSources,
+      },
+    });
+    return prometheus;
+  }
+
+  #metricsEndpoint(prometheus: GatewayMetrics): MetricsEndpointOptions {
+    return {
+      metrics: prometheus,
+      role: this.#o.config.observe.metrics.role,
+      logger: this.#o.logger,
+      counters: this.#o.metrics,
+      ...(this.#o.authenticate ? { authenticate: this.#o.authenticate } : {}),
+    };
   }
 
   #makeLink(params: LinkFactoryParams): SupervisedLink {

@@ -24,9 +24,11 @@
  * One server-wide timer writes SSE keep-alive comments and one sweeps expired sessions and old
  * events, so an idle session costs no timer of its own.
  */
+
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { runInRequestScope } from '../../../audit/request-scope.js';
 import type { AuthOutcome } from '../../../auth/auth-outcome.js';
 import type { GatewayConfig } from '../../../config/types.js';
 import type { SessionHost } from '../../../core/ports.js';
@@ -96,6 +98,11 @@ export interface McpHttpServerOptions {
     ModernEndpointOptions,
     'discover' | 'paramHeaders' | 'forwardsParamHeaders' | 'parkMs'
   >;
+  /**
+   * Handle each request in a request scope holding the client's address (`client.address` of the
+   * OpenTelemetry spans). Off by default: nothing else reads it, and the scope is not free.
+   */
+  readonly scopeClientAddress?: boolean;
 }
 
 /** Which transport a path of an endpoint serves: Streamable HTTP, or one of the 2024-11-05 pair. */
@@ -188,11 +195,16 @@ export class McpHttpServer implements UpgradeRoutes {
       (req, res) => {
         const fail = (error: unknown): void =>
           answerInternalError(res, error, req.url, options.logger, options.metrics);
-        try {
-          this.#handle(req, res)?.catch(fail);
-        } catch (error) {
-          fail(error);
-        }
+        const handle = (): void => {
+          try {
+            this.#handle(req, res)?.catch(fail);
+          } catch (error) {
+            fail(error);
+          }
+        };
+        if (options.scopeClientAddress === true)
+          runInRequestScope({ clientAddress: req.socket.remoteAddress }, handle);
+        else handle();
       },
     );
     this.#server.keepAliveTimeout = Math.ceil(edge.idleConnectionTimeoutMs);
@@ -305,6 +317,11 @@ export class McpHttpServer implements UpgradeRoutes {
 
   get sessions(): SessionRegistry<ServedSession> {
     return this.#registry;
+  }
+
+  /** Open streams of the 2026-07-28 endpoint (the legacy ones: `sessions`), for the metrics. */
+  get modernStreams(): number {
+    return this.#modern.openStreams;
   }
 
   get httpServer(): Server {

@@ -1,4 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
+import { currentRequestScope } from '../../../audit/request-scope.js';
 
 export type BodyResult =
   | { readonly kind: 'ok'; readonly text: string }
@@ -39,8 +41,11 @@ export function readBody(req: IncomingMessage, limits: BodyLimits): Promise<Body
 export function readBodyThen(
   req: IncomingMessage,
   limits: BodyLimits,
-  done: (result: BodyResult) => void,
+  given: (result: BodyResult) => void,
 ): void {
+  // Body events run in the connection's async context: a request scope opened around the request
+  // (the client's address, `McpHttpServer`'s `scopeClientAddress`) is carried over to `done`.
+  const done = currentRequestScope() === undefined ? given : AsyncLocalStorage.bind(given);
   const limit = limits.maxBytes;
   const announced = Number(req.headers['content-length']);
   if (Number.isFinite(announced) && announced > limit) {

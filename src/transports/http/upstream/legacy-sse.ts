@@ -18,6 +18,7 @@
  * - Messages leave as a 2024-11-05 client sends them: the 2026-07-28 envelope members of a modern
  *   client's `_meta` (and the gateway's own `switchboard.dev/` members) are taken out of the body.
  */
+
 import type { Dispatcher } from 'undici';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext } from '../../../envelope/message-context.js';
@@ -44,6 +45,7 @@ import { configuredHeaders, POST_ACCEPT, STREAM_ACCEPT } from './request-headers
 import { discardBody, mediaTypeOf, readErrorDetail } from './response-body.js';
 import { isEmptyData, pumpSse } from './sse-body.js';
 import { sseContext } from './sse-context.js';
+import { withTraceHeaders } from './trace-headers.js';
 import { UpstreamOutlet } from './upstream-outlet.js';
 
 /** The stream id in the trace of messages from the 2024-11-05 stream. */
@@ -132,7 +134,8 @@ export class LegacySseTransport implements UpstreamTransport {
     this.#lastPost = new Promise<void>((resolve) => {
       settled = resolve;
     });
-    this.#post(path, wire.json, id, previous, settled)
+    const headers = withTraceHeaders(this.#postHeaders, wire.message);
+    this.#post(path, wire.json, id, headers, previous, settled)
       .catch((error: unknown) => this.#out.report(`POST failed unexpectedly: ${String(error)}`))
       .finally(settled);
     return wire.json === json ? undefined : wire;
@@ -261,6 +264,7 @@ export class LegacySseTransport implements UpstreamTransport {
     path: string,
     json: string,
     id: RequestId | undefined,
+    headers: Readonly<Record<string, string>>,
     previous: Promise<void>,
     settled: () => void,
   ): Promise<void> {
@@ -270,7 +274,7 @@ export class LegacySseTransport implements UpstreamTransport {
       response = await this.#http.request({
         method: 'POST',
         path,
-        headers: this.#postHeaders,
+        headers,
         body: json,
         headersTimeoutMs: this.#o.streamIdleTimeoutMs,
         bodyTimeoutMs: this.#o.streamIdleTimeoutMs,

@@ -26,6 +26,7 @@
  *   `initialize` POST gets 400, 404 or 405 (see `http-upstream.ts`); what waited behind the
  *   `initialize` goes with it, never written here and never dropped.
  */
+
 import type { Dispatcher } from 'undici';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import { type HttpTransportContext, safeHeaders } from '../../../envelope/message-context.js';
@@ -66,6 +67,7 @@ import { negotiatedVersion } from './response-watch.js';
 import { runStandaloneStream } from './standalone-stream.js';
 import type { StreamHost } from './stream-host.js';
 import { tooLargeResponse } from './synthesized-response.js';
+import { withTraceHeaders } from './trace-headers.js';
 import { UpstreamOutlet } from './upstream-outlet.js';
 
 /** The `initialize` POST was refused with a status that calls for the 2024-11-05 fallback. */
@@ -321,7 +323,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
       response = await this.#http.request({
         method: 'POST',
         path: this.#path,
-        headers: this.#postHeaders,
+        headers: withTraceHeaders(this.#postHeaders, message),
         body: json,
         // The router owns request deadlines: a JSON-answering server may take long to reply.
         headersTimeoutMs: 0,

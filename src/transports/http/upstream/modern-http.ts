@@ -26,6 +26,7 @@
  *
  * There is no session, so nothing ever expires: the transport closes only when told to.
  */
+
 import type { Dispatcher } from 'undici';
 import type { InboundMeta, UpstreamClose, UpstreamTransport } from '../../../core/ports.js';
 import type { HttpTransportContext, TransportContext } from '../../../envelope/message-context.js';
@@ -84,6 +85,7 @@ import { envelopeMeta, envelopeVersion, prepareParams, type SessionEnvelope } fr
 import { configuredHeaders } from './request-headers.js';
 import { tooLargeResponse } from './synthesized-response.js';
 import { ToolHeaderCatalog } from './tool-header-catalog.js';
+import { withTraceHeadersOf } from './trace-headers.js';
 import { UpstreamOutlet } from './upstream-outlet.js';
 
 /** The common options, plus the bound of the input bridge. */
@@ -118,7 +120,7 @@ interface Flight {
   params: JsonObject;
   /** The params of the last round sent. */
   sent: JsonObject;
-  headers: Record<string, string>;
+  headers: Readonly<Record<string, string>>;
   forwarded?: unknown;
   computed: readonly ParamHeaderValue[];
   readonly controller: AbortController;
@@ -505,7 +507,7 @@ export class ModernHttpTransport implements UpstreamTransport {
       this.#finishWithError(flight, built.error);
       return false;
     }
-    flight.headers = built.headers;
+    flight.headers = withTraceHeadersOf(built.headers, flight.params);
     return true;
   }
 

@@ -676,6 +676,13 @@ export class ModernEndpoint {
   }
 
   /** The server info every modern result names (`_meta`). */
+  /** Open streams of every 2026-07-28 session (`ModernSession.openStreams`), for the metrics. */
+  get openStreams(): number {
+    let open = 0;
+    for (const session of this.#sessions.values()) open += session.openStreams;
+    return open;
+  }
+
   get serverInfo(): JsonObject {
     return this.#serverInfo;
   }

@@ -121,6 +121,11 @@ export class ModernSession implements DownstreamPort {
     });
   }
 
+  /** Open streams: calls whose POST still waits for its answer, and `subscriptions/listen` streams. */
+  get openStreams(): number {
+    return this.#calls.size + this.listeners.size;
+  }
+
   get idle(): boolean {
     return this.#calls.size === 0 && this.listeners.size === 0;
   }

@@ -1,0 +1,168 @@
+/**
+ * What OpenTelemetry export does, worked out from `observe.otel` and the standard `OTEL_*`
+ * environment variables, before anything of OpenTelemetry is loaded: when the answer is "off", the
+ * gateway never imports an `@opentelemetry/*` module (`otel-runtime.ts` is loaded only when on).
+ *
+ * Precedence, as every OpenTelemetry SDK has it: `OTEL_SDK_DISABLED=true` turns export off whatever
+ * else says; a setting in the file wins over its environment variable; the environment fills what
+ * the file leaves out; then the defaults. Without `enabled` in the file, export is on exactly when
+ * an OTLP endpoint is set in the environment (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), which is how an operator turns on a process they did not
+ * configure. Pure: the environment is a parameter.
+ */
+import type { OtelConfig, OtlpProtocol } from '../../config/types.js';
+
+/** The sampler of the span provider (OTEL_TRACES_SAMPLER's values). */
+export type SamplerName =
+  | 'always_on'
+  | 'always_off'
+  | 'traceidratio'
+  | 'parentbased_always_on'
+  | 'parentbased_always_off'
+  | 'parentbased_traceidratio';
+
+export const SAMPLER_NAMES: readonly SamplerName[] = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+];
+
+export interface OtelSettings {
+  /** Where spans go (a full URL, `/v1/traces` included). */
+  readonly tracesUrl: string;
+  /** Where metrics go (a full URL, `/v1/metrics` included). */
+  readonly metricsUrl: string;
+  readonly protocol: OtlpProtocol;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly sampler: SamplerName;
+  /** For the `*traceidratio` samplers. */
+  readonly ratio: number;
+  readonly serviceName: string;
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  readonly forwardBaggage: boolean;
+  /** How often metrics are pushed (OTEL_METRIC_EXPORT_INTERVAL, default 60 s). */
+  readonly metricIntervalMs: number;
+}
+
+export type OtelDecision =
+  | { readonly on: false }
+  | { readonly on: true; readonly settings: OtelSettings }
+  | { readonly on: false; readonly error: string };
+
+export const DEFAULT_OTLP_ENDPOINT = 'http://localhost:4318';
+export const DEFAULT_SERVICE_NAME = 'switchboard';
+const DEFAULT_METRIC_INTERVAL_MS = 60_000;
+
+/** Decides whether OpenTelemetry export is on and with what, from the file's section and `env`. */
+export function otelSettings(config: OtelConfig, env: NodeJS.ProcessEnv): OtelDecision {
+  if (isTrue(env.OTEL_SDK_DISABLED)) return { on: false };
+  const envEndpoint = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  const envTraces = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const envMetrics = nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT);
+  const enabled = config.enabled ?? (envEndpoint !== undefined || envTraces !== undefined);
+  if (!enabled) return { on: false };
+
+  const base = config.endpoint ?? envEndpoint ?? DEFAULT_OTLP_ENDPOINT;
+  const tracesUrl = config.endpoint === undefined && envTraces ? envTraces : signalUrl(base, 'traces');
+  const metricsUrl = config.endpoint === undefined && envMetrics ? envMetrics : signalUrl(base, 'metrics');
+
+  const protocolText = config.protocol ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL) ?? 'http/protobuf';
+  if (protocolText !== 'http/protobuf' && protocolText !== 'http/json')
+    return {
+      on: false,
+      error: `OTEL_EXPORTER_OTLP_PROTOCOL=${protocolText}: the gateway exports http/protobuf or http/json (not grpc)`,
+    };
+
+  const envHeaders = parseKeyValueList(env.OTEL_EXPORTER_OTLP_HEADERS);
+  if (!envHeaders.ok) return { on: false, error: `OTEL_EXPORTER_OTLP_HEADERS: ${envHeaders.error}` };
+  const envResource = parseKeyValueList(env.OTEL_RESOURCE_ATTRIBUTES);
+  if (!envResource.ok) return { on: false, error: `OTEL_RESOURCE_ATTRIBUTES: ${envResource.error}` };
+
+  let sampler: SamplerName;
+  let ratio = 1;
+  if (config.sampleRatio !== undefined) {
+    sampler = 'parentbased_traceidratio';
+    ratio = config.sampleRatio;
+  } else {
+    const named = nonEmpty(env.OTEL_TRACES_SAMPLER) ?? 'parentbased_always_on';
+    if (!(SAMPLER_NAMES as readonly string[]).includes(named))
+      return {
+        on: false,
+        error: `OTEL_TRACES_SAMPLER=${named}: expected one of ${SAMPLER_NAMES.join(', ')}`,
+      };
+    sampler = named as SamplerName;
+    const arg = nonEmpty(env.OTEL_TRACES_SAMPLER_ARG);
+    if (arg !== undefined && sampler.endsWith('traceidratio')) {
+      const n = Number(arg);
+      if (!Number.isFinite(n) || n < 0 || n > 1)
+        return { on: false, error: `OTEL_TRACES_SAMPLER_ARG=${arg}: expected a number from 0 to 1` };
+      ratio = n;
+    }
+  }
+
+  const interval = nonEmpty(env.OTEL_METRIC_EXPORT_INTERVAL);
+  const metricIntervalMs = interval === undefined ? DEFAULT_METRIC_INTERVAL_MS : Number(interval);
+  if (!Number.isInteger(metricIntervalMs) || metricIntervalMs <= 0)
+    return { on: false, error: `OTEL_METRIC_EXPORT_INTERVAL=${interval}: expected milliseconds, above 0` };
+
+  const resourceAttributes = { ...envResource.value, ...config.resourceAttributes };
+  const serviceName =
+    config.serviceName ??
+    nonEmpty(env.OTEL_SERVICE_NAME) ??
+    resourceAttributes['service.name'] ??
+    DEFAULT_SERVICE_NAME;
+  return {
+    on: true,
+    settings: {
+      tracesUrl,
+      metricsUrl,
+      protocol: protocolText,
+      headers: { ...envHeaders.value, ...config.headers },
+      sampler,
+      ratio,
+      serviceName,
+      resourceAttributes,
+      forwardBaggage: config.forwardBaggage,
+      metricIntervalMs,
+    },
+  };
+}
+
+/** `<base>/v1/<signal>`, with one slash between (the OTLP/HTTP rule for the generic endpoint). */
+export function signalUrl(base: string, signal: 'traces' | 'metrics'): string {
+  return `${base.replace(/\/+$/, '')}/v1/${signal}`;
+}
+
+/**
+ * `key1=value1,key2=value2` (the W3C Baggage shape OTEL_EXPORTER_OTLP_HEADERS and
+ * OTEL_RESOURCE_ATTRIBUTES use): values percent-decoded, blanks around entries ignored.
+ */
+export function parseKeyValueList(
+  text: string | undefined,
+): { ok: true; value: Record<string, string> } | { ok: false; error: string } {
+  const value: Record<string, string> = {};
+  if (text === undefined || text.trim() === '') return { ok: true, value };
+  for (const part of text.split(',')) {
+    if (part.trim() === '') continue;
+    const eq = part.indexOf('=');
+    const key = eq > 0 ? part.slice(0, eq).trim() : '';
+    if (key === '') return { ok: false, error: 'expected key=value pairs separated by commas' };
+    try {
+      value[key] = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      return { ok: false, error: `the value of ${key} is not valid percent-encoding` };
+    }
+  }
+  return { ok: true, value };
+}
+
+function nonEmpty(text: string | undefined): string | undefined {
+  return text === undefined || text.trim() === '' ? undefined : text.trim();
+}
+
+function isTrue(text: string | undefined): boolean {
+  return text !== undefined && text.trim().toLowerCase() === 'true';
+}
