@@ -213,6 +213,22 @@ describe('tape check --url', () => {
     expect(r.stdout).toContain('none differs');
   });
 
+  it('passes against server-everything over 2024-11-05 HTTP+SSE (the fallback, handshake pipelined)', async () => {
+    const port = await freePort();
+    const sse = await startProcess(process.execPath, [EVERYTHING, 'sse'], {
+      env: { ...process.env, PORT: String(port) },
+      readyStream: 'stderr',
+      readyPattern: /running on port/i,
+    });
+    try {
+      const r = await runCli(['tape', 'check', tapeFile, '--url', `http://127.0.0.1:${port}/sse`]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toContain('none differs');
+    } finally {
+      await sse.stop();
+    }
+  });
+
   it('passes against the 2026-07-28 server a tape was recorded from through tape record --url', async () => {
     modern ??= await startHttpFixture('modernServer');
     const recorded = join(dir, 'modern.recorded.tape.jsonl');

@@ -161,6 +161,27 @@ export function upstreamTransportContract(name: string, open: OpenUpstreamPeer):
         expect(seen.closes()).toEqual([]);
       }));
 
+    it('a handshake sent at once (initialize, initialized, a request) reaches the peer in order, and the request is answered', () =>
+      withPeer(async (peer, seen) => {
+        await peer.transport.start();
+        // A client may pipeline its handshake: nothing may wait for the initialize answer first.
+        peer.transport.send(...INITIALIZE);
+        peer.transport.send(...INITIALIZED);
+        peer.transport.send(...request(1));
+        const [answer] = await until(() => {
+          const answers = responseTo(seen, 1);
+          return answers.length > 0 && answers;
+        }, 'the answer to the request sent right after initialize');
+        expect(answer).toMatchObject({ result: { echo: 'contract/echo' } });
+        // A peer may take the notification in late: whatever it takes in later came after.
+        await pause(100);
+        const received = peer.received();
+        const echo = received.lastIndexOf('contract/echo');
+        expect(echo).toBeGreaterThan(received.lastIndexOf('initialize'));
+        const initialized = received.lastIndexOf('notifications/initialized');
+        if (initialized >= 0) expect(echo).toBeGreaterThan(initialized);
+      }));
+
     it('send never throws before start(), and start() still works after it', () =>
       withPeer(async (peer, seen) => {
         expect(() => peer.transport.send(...request(1))).not.toThrow();

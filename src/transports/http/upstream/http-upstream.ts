@@ -251,8 +251,11 @@ export class HttpUpstreamTransport implements UpstreamTransport {
       previous.onerror = undefined;
       void previous.close();
     }
+    // The refused initialize, what waited behind it in the refused transport, then (pushed by
+    // `send` while the stream opens) what comes meanwhile: all in the order the router sent it.
     const held: { json: string; message: JsonRpcMessage }[] = [
       { json: rejection.json, message: rejection.message },
+      ...rejection.following,
     ];
     this.#held = held;
     const sse = this.#create('sse');

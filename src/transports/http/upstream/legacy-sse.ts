@@ -10,6 +10,11 @@
  * - This transport cannot tell which request a server message relates to, so messages carry no
  *   `relatedUpstreamId`; the router falls back to its other attribution rules.
  * - A POST that fails (network error, non-2xx) fails its request with a synthesized error.
+ * - POSTs go one after the other, in the order `send` was called: each waits until the previous
+ *   one has its status (a 2024-11-05 server answers 202 at once; the answer comes on the stream),
+ *   for at most `endpointTimeoutMs`. Sent at once on several connections, a pipelined `initialize`,
+ *   `notifications/initialized` and first request could reach the server out of order, and a
+ *   server that checks the lifecycle refuses a request before the handshake.
  * - Messages leave as a 2024-11-05 client sends them: the 2026-07-28 envelope members of a modern
  *   client's `_meta` (and the gateway's own `switchboard.dev/` members) are taken out of the body.
  */
@@ -59,6 +64,8 @@ export class LegacySseTransport implements UpstreamTransport {
   readonly #context: HttpTransportContext;
   readonly #out: UpstreamOutlet;
   #endpointPath: string | undefined;
+  /** Settles when the last POST asked for has its status (or failed): the next one waits for it. */
+  #lastPost: Promise<void> = Promise.resolve();
   #starting: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -122,9 +129,15 @@ export class LegacySseTransport implements UpstreamTransport {
       return undefined;
     }
     const wire = toLegacyWire(json, message);
-    this.#post(path, wire.json, id, withTraceHeaders(this.#postHeaders, wire.message)).catch(
-      (error: unknown) => this.#out.report(`POST failed unexpectedly: ${String(error)}`),
-    );
+    const previous = this.#lastPost;
+    let settled: () => void = () => {};
+    this.#lastPost = new Promise<void>((resolve) => {
+      settled = resolve;
+    });
+    const headers = withTraceHeaders(this.#postHeaders, wire.message);
+    this.#post(path, wire.json, id, headers, previous, settled)
+      .catch((error: unknown) => this.#out.report(`POST failed unexpectedly: ${String(error)}`))
+      .finally(settled);
     return wire.json === json ? undefined : wire;
   }
 
@@ -246,12 +259,16 @@ export class LegacySseTransport implements UpstreamTransport {
     else if (verdict.kind === 'request') this.send(JSON.stringify(verdict.reply), verdict.reply);
   }
 
+  /** POSTs one message once `previous` (the POST before it) settled or waited long enough. */
   async #post(
     path: string,
     json: string,
     id: RequestId | undefined,
     headers: Readonly<Record<string, string>>,
+    previous: Promise<void>,
+    settled: () => void,
   ): Promise<void> {
+    await this.#inTurn(previous);
     let response: Dispatcher.ResponseData;
     try {
       response = await this.#http.request({
@@ -263,9 +280,11 @@ export class LegacySseTransport implements UpstreamTransport {
         bodyTimeoutMs: this.#o.streamIdleTimeoutMs,
       });
     } catch (error) {
+      settled();
       this.#out.fail(id, `POST to upstream ${this.#o.name} failed: ${describeNetworkError(error)}`);
       return;
     }
+    settled();
     const { statusCode: status, body } = response;
     if (status >= 200 && status < 300) {
       discardBody(body);
@@ -278,6 +297,22 @@ export class LegacySseTransport implements UpstreamTransport {
       `upstream ${this.#o.name} answered HTTP ${status}${detail ? `: ${detail}` : ''}`,
       status,
     );
+  }
+
+  /**
+   * Waits for the previous POST's status, at most `endpointTimeoutMs`: a server that never answers
+   * one POST delays the next by that much, never forever (the late one may then overtake it).
+   */
+  async #inTurn(previous: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.#o.endpointTimeoutMs);
+    });
+    try {
+      await Promise.race([previous, bound]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The stream is gone, and the 2024-11-05 session with it. */

@@ -8,6 +8,11 @@
  * - The gateway's first request is its `initialize`: the transport watches it to learn the
  *   `Mcp-Session-Id` (sent on every later request) and the negotiated `protocolVersion` (sent as
  *   `MCP-Protocol-Version`). After `notifications/initialized` it opens the standalone GET stream.
+ *   What is sent while the `initialize` POST awaits its status waits, and follows in order once
+ *   the session id is known (a client may pipeline `initialize`, `notifications/initialized` and
+ *   its first request; POSTed at once they would carry no session id and be refused); what
+ *   follows the first `notifications/initialized` waits for its status in the same way, so that
+ *   no request overtakes it on another connection.
  * - An SSE answer that ends before its response is resumed by GET with `Last-Event-ID` after the
  *   server's `retry` (priming events carry the cursor), a bounded number of times
  *   (`answer-stream.ts`); the GET stream is kept open until close (`standalone-stream.ts`).
@@ -18,7 +23,8 @@
  * - 404 to a request that carried the session id: the session is gone; `onclose` reports it and the
  *   supervisor re-initializes on a new transport.
  * - `onInitializeRejected` lets the owner fall back to the 2024-11-05 transport when the
- *   `initialize` POST gets 400, 404 or 405 (see `http-upstream.ts`).
+ *   `initialize` POST gets 400, 404 or 405 (see `http-upstream.ts`); what waited behind the
+ *   `initialize` goes with it, never written here and never dropped.
  */
 
 import type { Dispatcher } from 'undici';
@@ -72,6 +78,17 @@ export interface InitializeRejection {
   /** The refused `initialize`, to be sent again on the fallback transport. */
   readonly json: string;
   readonly message: JsonRpcRequest;
+  /**
+   * What was sent after the `initialize` while its POST was in flight, in order, as it was given
+   * to `send` (never POSTed here): the fallback transport sends it after the `initialize`.
+   */
+  readonly following: readonly HeldMessage[];
+}
+
+/** A message given to `send` and not written yet. */
+export interface HeldMessage {
+  readonly json: string;
+  readonly message: JsonRpcMessage;
 }
 
 /** The common options, plus the hook the fallback to 2024-11-05 hangs on. */
@@ -110,6 +127,17 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
   /** The gateway's `initialize`, once seen going out; undefined again once its answer is in. */
   #initialize: JsonRpcRequest | undefined;
   #initializeSeen = false;
+  /**
+   * Messages sent while the handshake's POSTs await their status, in order. Behind the
+   * `initialize` they would go without the session id (a stateful server refuses them) or, when
+   * the server turns out to be 2024-11-05, to a URL that takes no POSTs; behind the first
+   * `notifications/initialized`, on another connection, they could overtake it (a server that
+   * checks the lifecycle refuses a request before it). Undefined when nothing waits.
+   */
+  #waiting: HeldMessage[] | undefined;
+  /** The first `notifications/initialized`, while its POST awaits its status. */
+  #initialized: JsonRpcMessage | undefined;
+  #initializedSeen = false;
   #standaloneOpened = false;
   #streamCounter = 0;
   /** Requests whose POST is being handled, by id key. */
@@ -177,6 +205,13 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     return legacyPeerRefusal(request, this.#o.name);
   }
 
+  /**
+   * Writes one message. While the `initialize` POST awaits its status, anything else waits and
+   * follows in order once it is known (with the session id the answer set), or is handed to the
+   * fallback with the refused `initialize`; likewise behind the first `notifications/initialized`.
+   * The wait lasts as long as that POST (the router's deadline fails a request that waits too
+   * long; `close()` ends the wait).
+   */
   send(routed: string, original: JsonRpcMessage): Wire | undefined {
     if (this.#out.closed) {
       this.#o.metrics.inc('upstream_write_errors_total', { upstream: this.#o.name });
@@ -185,22 +220,62 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     // What a 2025 client would send: a 2026-07-28 client's own envelope (or a gateway member) in the
     // body would contradict MCP-Protocol-Version, and a dual-era server refuses that mismatch.
     const { json, message } = toLegacyWire(routed, original);
-    if ('method' in message) {
-      if ('id' in message) {
-        if (message.method === 'initialize' && !this.#initializeSeen) {
-          this.#initializeSeen = true;
-          this.#initialize = message;
-        }
-      } else if (message.method === 'notifications/cancelled') {
-        const cancelled = cancelledRequestId(message);
-        const flight = cancelled === undefined ? undefined : this.#flights.get(idKey(cancelled));
-        if (flight) flight.cancelled = true;
-      }
+    if (this.#waiting) this.#waiting.push({ json: routed, message: original });
+    else this.#admit(json, message);
+    return json === routed ? undefined : { json, message };
+  }
+
+  /** Writes a message nothing waits before; a handshake message makes what follows wait for it. */
+  #admit(json: string, message: JsonRpcMessage): void {
+    if (isRequest(message) && message.method === 'initialize' && !this.#initializeSeen) {
+      this.#initializeSeen = true;
+      this.#initialize = message;
+      this.#waiting = [];
+    } else if (
+      'method' in message &&
+      !('id' in message) &&
+      message.method === 'notifications/initialized' &&
+      !this.#initializedSeen
+    ) {
+      this.#initializedSeen = true;
+      this.#initialized = message;
+      this.#waiting = [];
+    }
+    this.#write(json, message);
+  }
+
+  /** POSTs a message already in its 2025 form. */
+  #write(json: string, message: JsonRpcMessage): void {
+    if ('method' in message && !('id' in message) && message.method === 'notifications/cancelled') {
+      const cancelled = cancelledRequestId(message);
+      const flight = cancelled === undefined ? undefined : this.#flights.get(idKey(cancelled));
+      if (flight) flight.cancelled = true;
     }
     this.#post(json, message).catch((error: unknown) =>
       this.#out.report(`POST failed unexpectedly: ${String(error)}`),
     );
-    return json === routed ? undefined : { json, message };
+  }
+
+  /**
+   * A handshake POST has its status: what waited is written now, in order (up to the next
+   * handshake message, behind which the rest waits again), unless it goes to the fallback
+   * (`handOver`), which then owns it. Returns what waited.
+   */
+  #release(handOver = false): HeldMessage[] {
+    const waiting = this.#waiting ?? [];
+    this.#waiting = undefined;
+    if (!handOver && !this.#out.closed)
+      for (const [index, item] of waiting.entries()) {
+        // `#admit` may have started a new wait (TypeScript cannot see it set the field).
+        const again = this.#waiting as HeldMessage[] | undefined;
+        if (again) {
+          again.push(...waiting.slice(index));
+          break;
+        }
+        const wire = toLegacyWire(item.json, item.message);
+        this.#admit(wire.json, wire.message);
+      }
+    return waiting;
   }
 
   /** DELETEs the session (if any), stops every stream, then `onclose`. Idempotent. */
@@ -213,7 +288,16 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
 
   async #post(json: string, message: JsonRpcMessage): Promise<void> {
     const request = isRequest(message) ? message : undefined;
-    if (request === undefined) return this.#exchange(json, message, undefined, undefined);
+    if (request === undefined) {
+      if (message !== this.#initialized) return this.#exchange(json, message, undefined, undefined);
+      try {
+        await this.#exchange(json, message, undefined, undefined);
+      } finally {
+        this.#initialized = undefined;
+        this.#release();
+      }
+      return;
+    }
     // Registered before the first await, so a cancellation sent right after is seen.
     const key = idKey(request.id);
     const flight: Flight = { cancelled: false, answered: false };
@@ -247,6 +331,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
       });
     } catch (error) {
       this.#out.fail(id, `POST to upstream ${this.#o.name} failed: ${describeNetworkError(error)}`);
+      if (initialize) this.#release();
       return;
     }
     const { statusCode: status, headers, body } = response;
@@ -263,6 +348,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
           status,
           json,
           message: request,
+          following: this.#release(true),
           ...(detail === undefined ? {} : { detail }),
         });
         return;
@@ -273,9 +359,15 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
         `upstream ${this.#o.name} answered HTTP ${status}${detail ? `: ${detail}` : ''}`,
         status,
       );
+      if (initialize) this.#release();
       return;
     }
-    if (initialize && !this.#adoptSession(headers, body, request.id)) return;
+    if (initialize) {
+      const adopted = this.#adoptSession(headers, body, request.id);
+      // What waited goes now, with the session id the answer set (or without one, to fail there).
+      this.#release();
+      if (!adopted) return;
+    }
     if (request === undefined || flight === undefined) {
       discardBody(body);
       if (status !== 202) {
@@ -439,6 +531,10 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     if (this.#out.closed) return;
     this.#out.stop();
     this.#http.abort();
+    // What still waits for the initialize is never written: the link closes, and with it every
+    // request the router still waits on.
+    this.#waiting = undefined;
+    this.#initialized = undefined;
     if (this.#sessionId !== undefined) await this.#deleteSession();
     await this.#http.release();
     this.#out.finish({ reason: 'closed' });

@@ -7,13 +7,16 @@
  * `ScriptedServer`, it reads bodies as they come, so that it can stop reading them.
  *
  * - `streamable-http` (2025-03-26..2025-11-25): `initialize` gets a session id, requests JSON,
- *   notifications 202, GET 405, DELETE 200.
+ *   notifications 202, GET 405, DELETE 200; anything after `initialize` without that session id
+ *   gets 400, as a stateful server answers it.
  * - `modern-http` (2026-07-28 only): `server/discover` and every request get a complete JSON
  *   result; `initialize` is refused (400, -32022), as a server of that era alone does.
  * - `dual-http` (both eras): a request with the 2026-07-28 envelope gets a complete result, anything
  *   else is served as `streamable-http` (`initialize` opens a session).
  * - `sse` (2024-11-05): a GET stream that names its endpoint and greets at once; POSTs get 202 and
  *   their answers go on the stream.
+ * - Every peer takes `notifications/initialized` in (records it, answers 202) 30 ms late, so a
+ *   request that overtakes it on another connection is seen first.
  * - `fallback`: a 2024-11-05 server behind a URL whose `initialize` POST gets 405, which sends a
  *   client that starts with Streamable HTTP to HTTP+SSE.
  */
@@ -22,6 +25,9 @@ import type { AddressInfo, Socket } from 'node:net';
 import { json, sseEvent, startSse } from './scripted-server.js';
 
 export type ContractEra = 'streamable-http' | 'modern-http' | 'dual-http' | 'sse' | 'fallback';
+
+/** How long every peer takes over `notifications/initialized` before it is received and accepted. */
+const LATE_INITIALIZED_MS = 30;
 
 /** The method of the notification a 2024-11-05 peer sends right after its endpoint event. */
 export const SSE_GREETING = 'contract/hello';
@@ -73,7 +79,7 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
   };
 
   const handler = (
-    request: { method: string; url: string; body: string },
+    request: { method: string; url: string; body: string; session: string | undefined },
     response: ServerResponse,
   ): void => {
     let body: Body = {};
@@ -83,10 +89,25 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
       } catch {
         // Recorded as nothing.
       }
-      if (body.method !== undefined) received.push(body.method);
+      // Taken in late (see below): recorded when it is.
+      if (body.method !== undefined && body.method !== 'notifications/initialized')
+        received.push(body.method);
     }
     // A hung peer keeps every connection open and says nothing.
     if (hung) return;
+    if (body.method === 'notifications/initialized') {
+      // Every peer takes a while over the end of the handshake, as a server that does work there
+      // does: a request POSTed meanwhile on another connection would be received before it.
+      setTimeout(() => {
+        received.push('notifications/initialized');
+        const sse = era === 'sse' || era === 'fallback';
+        const sessions = era === 'streamable-http' || era === 'dual-http';
+        if (sse && request.url !== '/messages') response.writeHead(405).end();
+        else if (sessions && request.session !== 'S1') response.writeHead(400).end();
+        else response.writeHead(202).end();
+      }, LATE_INITIALIZED_MS);
+      return;
+    }
     const sse = era === 'sse' || era === 'fallback';
     if (rude && request.method === 'POST' && body.id !== undefined) {
       answerRudely(response, body, sse);
@@ -134,6 +155,14 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
       return;
     }
     const sessions = era === 'streamable-http' || era === 'dual-http';
+    if (sessions && body.method !== 'initialize' && !modernRequest(body) && request.session !== 'S1') {
+      json(
+        response,
+        { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: Server not initialized' } },
+        400,
+      );
+      return;
+    }
     const headers: Record<string, string> =
       sessions && body.method === 'initialize' ? { 'mcp-session-id': 'S1' } : {};
     json(response, { jsonrpc: '2.0', id: body.id, result: answerOf(body) }, 200, headers);
@@ -182,7 +211,13 @@ export async function startContractServer(era: ContractEra): Promise<ContractSer
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () =>
       handler(
-        { method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8') },
+        {
+          method: req.method ?? '',
+          url: req.url ?? '',
+          body: Buffer.concat(chunks).toString('utf8'),
+          session:
+            typeof req.headers['mcp-session-id'] === 'string' ? req.headers['mcp-session-id'] : undefined,
+        },
         res,
       ),
     );
