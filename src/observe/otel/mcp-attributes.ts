@@ -74,15 +74,24 @@ export function spanName(request: JsonRpcRequest): string {
 
 /** What the request alone says, for its span (and, without the id, its duration metric). */
 export function requestAttributes(request: JsonRpcRequest): Attributes {
-  const out: Attributes = {
+  return requestSpan(request).attributes;
+}
+
+/**
+ * A request's span name and attributes from one look at its params (the hot path of tracing: the
+ * name and the attributes share the target, and the caller adds its own keys to `attributes`,
+ * which is a fresh object it owns).
+ */
+export function requestSpan(request: JsonRpcRequest): { name: string; attributes: Attributes } {
+  const attributes: Attributes = {
     [ATTR.methodName]: request.method,
     [ATTR.requestId]: String(request.id),
     [ATTR.jsonrpcVersion]: '2.0',
   };
   const target = targetOf(request);
-  if (target) out[target.attribute] = target.value;
-  if (request.method === 'tools/call') out[ATTR.operationName] = 'execute_tool';
-  return out;
+  if (target) attributes[target.attribute] = target.value;
+  if (request.method === 'tools/call') attributes[ATTR.operationName] = 'execute_tool';
+  return { name: target?.inName ? `${request.method} ${target.value}` : request.method, attributes };
 }
 
 /** The attributes of an operation-duration metric: the span's, without the unbounded ones. */
