@@ -118,6 +118,13 @@ export class McpSpans implements Tap, TraceContextWriter {
   readonly #o: McpSpansOptions;
   readonly #open = new Map<string, OpenSpan>();
   readonly #ended = new Map<string, { traceId: string; spanId: string }>();
+  /**
+   * The ids in `#ended`, oldest first, as a ring: evicting through `Map#keys().next()` walks the
+   * holes the deletes leave at the front of V8's table, which made ending a span cost more than
+   * starting it.
+   */
+  readonly #endedOrder: (string | undefined)[] = new Array(ENDED_IDS_KEPT);
+  #endedNext = 0;
   readonly #maxOpen: number;
 
   constructor(options: McpSpansOptions) {
@@ -394,8 +401,13 @@ export class McpSpans implements Tap, TraceContextWriter {
     const { span } = open;
     if (open.kind === 'server') {
       const { traceId, spanId } = span.spanContext();
+      if (!this.#ended.has(id)) {
+        const oldest = this.#endedOrder[this.#endedNext];
+        if (oldest !== undefined) this.#ended.delete(oldest);
+        this.#endedOrder[this.#endedNext] = id;
+        this.#endedNext = (this.#endedNext + 1) % ENDED_IDS_KEPT;
+      }
       this.#ended.set(id, { traceId, spanId });
-      if (this.#ended.size > ENDED_IDS_KEPT) this.#ended.delete(this.#ended.keys().next().value as string);
     }
     if (outcome.statusCode !== undefined) span.setAttribute(ATTR.statusCode, outcome.statusCode);
     if (outcome.errorType !== undefined) {
