@@ -18,6 +18,9 @@ const { values: a } = parseArgs({
     baseline: { type: 'string' },
   },
 });
+// The SDK's default queue (2,048 spans) overflows at in-process rates and drops spans, which would
+// make tracing look cheaper than it is: a queue no round fills (exported bytes per call are printed).
+process.env.OTEL_BSP_MAX_QUEUE_SIZE ??= '65536';
 const here = pathToFileURL(path.resolve(a.dist)).href;
 
 const sink = spawn(
@@ -26,7 +29,12 @@ const sink = spawn(
     '-e',
     `
   const http = require('node:http');
-  const s = http.createServer((q, r) => { q.resume(); q.on('end', () => { r.writeHead(200, {'content-type': q.headers['content-type']}); r.end(q.headers['content-type'].includes('json') ? '{}' : ''); }); });
+  let bytes = 0;
+  const s = http.createServer((q, r) => {
+    if (q.url === '/stats') return r.end(String(bytes));
+    q.on('data', (c) => { if (q.url.endsWith('/traces')) bytes += c.length; });
+    q.on('end', () => { r.writeHead(200, {'content-type': q.headers['content-type']}); r.end(q.headers['content-type'].includes('json') ? '{}' : ''); });
+  });
   s.listen(0, '127.0.0.1', () => console.log(s.address().port));`,
   ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
@@ -123,7 +131,7 @@ async function variant(otelOn, dist) {
       { transport: { kind: 'memory' } },
     );
   };
-  return { call, otel, answers: () => answers };
+  return { call, otel, answers: () => answers, calls: () => (otel ? n : 0) };
 }
 
 const names = a.only ? a.only.split(',') : ['off', 'on', ...(a.baseline ? ['base'] : [])];
@@ -134,16 +142,30 @@ for (const name of names)
     name === 'base' ? pathToFileURL(path.resolve(a.baseline)).href : here,
   );
 const calls = Number(a.calls);
+const sinkBytes = async () => Number(await (await fetch(`http://127.0.0.1:${port}/stats`)).text());
 async function round(v) {
-  // batches of 1,000 calls, yielding between them so exports and timers run (as a server's loop would)
+  // batches of 1,000 calls, yielding between them so exports and timers run (as a server's loop
+  // would); then, for a traced variant, until the sink has had nothing new for 300 ms (the SDK's
+  // scheduled delay, 5 s by default, would leave a last partial batch: it is not waited for), so
+  // that what export costs is in the round's CPU even when it lags behind the calls
   const t0 = process.cpuUsage();
   const w0 = performance.now();
   for (let i = 0; i < calls; i += 1000) {
     for (let j = 0; j < 1000; j++) v.call();
     await new Promise((r) => setImmediate(r));
   }
+  const wallUs = ((performance.now() - w0) * 1000) / calls;
+  if (v.otel) {
+    let last = await sinkBytes();
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 300));
+      const now = await sinkBytes();
+      if (now === last) break;
+      last = now;
+    }
+  }
   const c = process.cpuUsage(t0);
-  return { cpuUs: (c.user + c.system) / calls, wallUs: ((performance.now() - w0) * 1000) / calls };
+  return { cpuUs: (c.user + c.system) / calls, wallUs };
 }
 for (const v of Object.values(vs)) await round(v); // warm-up
 const res = Object.fromEntries(names.map((n) => [n, []]));
@@ -162,5 +184,11 @@ if (vs.on && vs.off)
   console.log(
     `on/off cpu ratio ${(m('on') / m('off')).toFixed(2)}; otel adds ${(m('on') - m('off')).toFixed(1)} µs${vs.base ? ` (baseline build adds ${(m('base') - m('off')).toFixed(1)} µs, ratio ${(m('base') / m('off')).toFixed(2)})` : ''}  load ${(await import('node:os')).loadavg()[0].toFixed(2)}`,
   );
-for (const v of Object.values(vs)) await v.otel?.shutdown(2000);
+let total = 0;
+for (const v of Object.values(vs)) {
+  await v.otel?.shutdown(5000);
+  total += v.calls();
+}
+const bytes = Number(await (await fetch(`http://127.0.0.1:${port}/stats`)).text());
+console.log(`span bytes exported per traced call: ${(bytes / total).toFixed(0)} (all traced variants)`);
 sink.kill();
