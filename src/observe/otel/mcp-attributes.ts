@@ -94,22 +94,16 @@ export function requestSpan(request: JsonRpcRequest): { name: string; attributes
   return { name: target?.inName ? `${request.method} ${target.value}` : request.method, attributes };
 }
 
-/** The attributes of an operation-duration metric: the span's, without the unbounded ones. */
-export function metricAttributes(span: Attributes): Attributes {
-  const out: Attributes = {};
-  for (const key of [
-    ATTR.methodName,
-    ATTR.toolName,
-    ATTR.promptName,
-    ATTR.operationName,
-    ATTR.protocolVersion,
-    ATTR.networkTransport,
-    ATTR.serverAddress,
-    ATTR.serverPort,
-  ]) {
-    const value = span[key];
-    if (value !== undefined) out[key] = value;
-  }
+/**
+ * The bounded attributes a request gives an operation-duration metric: its method, its tool or
+ * prompt, `gen_ai.operation.name`; never its id or resource URI (unbounded). Built directly, not
+ * by filtering `requestSpan`'s: it runs for every call and upstream request.
+ */
+export function requestMetricAttributes(request: JsonRpcRequest): Attributes {
+  const out: Attributes = { [ATTR.methodName]: request.method };
+  const target = targetOf(request);
+  if (target?.inName) out[target.attribute] = target.value;
+  if (request.method === 'tools/call') out[ATTR.operationName] = 'execute_tool';
   return out;
 }
 
