@@ -1,6 +1,8 @@
 // In-process cost of OpenTelemetry on the router (issue 21): the built router with in-memory ports,
 // `tools/call` answered synchronously by a fake upstream, OTel off vs on (the real runtime of
 // dist/observe/otel, OTLP to a sink in a child process), interleaved rounds, CPU per call.
+// Variants: off, on, base (--baseline DIR: OTel on, another build), tap (OTel off, a tap that does
+// nothing: what building the hops costs when a tap wants them), chosen with --only.
 // node bench/otel-router.mjs [--calls 20000] [--rounds 5] [--protocol http/protobuf|http/json] [--trace] [--dist DIR]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -41,7 +43,7 @@ const sink = spawn(
 );
 const port = await new Promise((r) => sink.stdout.once('data', (d) => r(Number(String(d).trim()))));
 
-async function variant(otelOn, dist) {
+async function variant(otelOn, dist, noopTap = false) {
   const { Router } = await import(`${dist}/core/router.js`);
   const { TapBus } = await import(`${dist}/core/taps.js`);
   const { MemoryLogger } = await import(`${dist}/observe/logger.js`);
@@ -138,8 +140,9 @@ const names = a.only ? a.only.split(',') : ['off', 'on', ...(a.baseline ? ['base
 const vs = {};
 for (const name of names)
   vs[name] = await variant(
-    name !== 'off',
+    name === 'on' || name === 'base',
     name === 'base' ? pathToFileURL(path.resolve(a.baseline)).href : here,
+    name === 'tap',
   );
 const calls = Number(a.calls);
 const sinkBytes = async () => Number(await (await fetch(`http://127.0.0.1:${port}/stats`)).text());
@@ -190,5 +193,6 @@ for (const v of Object.values(vs)) {
   total += v.calls();
 }
 const bytes = Number(await (await fetch(`http://127.0.0.1:${port}/stats`)).text());
-console.log(`span bytes exported per traced call: ${(bytes / total).toFixed(0)} (all traced variants)`);
+if (total > 0)
+  console.log(`span bytes exported per traced call: ${(bytes / total).toFixed(0)} (all traced variants)`);
 sink.kill();
