@@ -2,7 +2,9 @@
 // `tools/call` answered synchronously by a fake upstream, OTel off vs on (the real runtime of
 // dist/observe/otel, OTLP to a sink in a child process), interleaved rounds, CPU per call.
 // Variants: off, on, base (--baseline DIR: OTel on, another build), tap (OTel off, a tap that does
-// nothing: what building the hops costs when a tap wants them), chosen with --only.
+// nothing: what building the hops costs when a tap wants them), unsampled (OTel on, sampler
+// always_off: the gateway's bookkeeping, context injection and histograms without the SDK's span
+// recording and export), chosen with --only.
 // node bench/otel-router.mjs [--calls 20000] [--rounds 5] [--protocol http/protobuf|http/json] [--trace] [--dist DIR]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -43,7 +45,7 @@ const sink = spawn(
 );
 const port = await new Promise((r) => sink.stdout.once('data', (d) => r(Number(String(d).trim()))));
 
-async function variant(otelOn, dist, noopTap = false) {
+async function variant(otelOn, dist, noopTap = false, sampler = 'parentbased_always_on') {
   const { Router } = await import(`${dist}/core/router.js`);
   const { TapBus } = await import(`${dist}/core/taps.js`);
   const { MemoryLogger } = await import(`${dist}/observe/logger.js`);
@@ -59,7 +61,7 @@ async function variant(otelOn, dist, noopTap = false) {
         metricsUrl: `http://127.0.0.1:${port}/v1/metrics`,
         protocol: a.protocol,
         headers: {},
-        sampler: 'parentbased_always_on',
+        sampler,
         ratio: 1,
         serviceName: 'bench',
         resourceAttributes: {},
@@ -82,6 +84,8 @@ async function variant(otelOn, dist, noopTap = false) {
           },
         ]
       : []),
+    // kept, so that the optimiser cannot drop the hop as unused
+    ...(noopTap ? [{ name: 'noop', observe: (e) => (kept = e) }] : []),
   ];
   const router = new Router({
     resolver: {
@@ -140,9 +144,10 @@ const names = a.only ? a.only.split(',') : ['off', 'on', ...(a.baseline ? ['base
 const vs = {};
 for (const name of names)
   vs[name] = await variant(
-    name === 'on' || name === 'base',
+    name === 'on' || name === 'base' || name === 'unsampled',
     name === 'base' ? pathToFileURL(path.resolve(a.baseline)).href : here,
     name === 'tap',
+    name === 'unsampled' ? 'always_off' : 'parentbased_always_on',
   );
 const calls = Number(a.calls);
 const sinkBytes = async () => Number(await (await fetch(`http://127.0.0.1:${port}/stats`)).text());
