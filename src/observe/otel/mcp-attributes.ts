@@ -74,33 +74,36 @@ export function spanName(request: JsonRpcRequest): string {
 
 /** What the request alone says, for its span (and, without the id, its duration metric). */
 export function requestAttributes(request: JsonRpcRequest): Attributes {
-  const out: Attributes = {
+  return requestSpan(request).attributes;
+}
+
+/**
+ * A request's span name and attributes from one look at its params (the hot path of tracing: the
+ * name and the attributes share the target, and the caller adds its own keys to `attributes`,
+ * which is a fresh object it owns).
+ */
+export function requestSpan(request: JsonRpcRequest): { name: string; attributes: Attributes } {
+  const attributes: Attributes = {
     [ATTR.methodName]: request.method,
     [ATTR.requestId]: String(request.id),
     [ATTR.jsonrpcVersion]: '2.0',
   };
   const target = targetOf(request);
-  if (target) out[target.attribute] = target.value;
-  if (request.method === 'tools/call') out[ATTR.operationName] = 'execute_tool';
-  return out;
+  if (target) attributes[target.attribute] = target.value;
+  if (request.method === 'tools/call') attributes[ATTR.operationName] = 'execute_tool';
+  return { name: target?.inName ? `${request.method} ${target.value}` : request.method, attributes };
 }
 
-/** The attributes of an operation-duration metric: the span's, without the unbounded ones. */
-export function metricAttributes(span: Attributes): Attributes {
-  const out: Attributes = {};
-  for (const key of [
-    ATTR.methodName,
-    ATTR.toolName,
-    ATTR.promptName,
-    ATTR.operationName,
-    ATTR.protocolVersion,
-    ATTR.networkTransport,
-    ATTR.serverAddress,
-    ATTR.serverPort,
-  ]) {
-    const value = span[key];
-    if (value !== undefined) out[key] = value;
-  }
+/**
+ * The bounded attributes a request gives an operation-duration metric: its method, its tool or
+ * prompt, `gen_ai.operation.name`; never its id or resource URI (unbounded). Built directly, not
+ * by filtering `requestSpan`'s: it runs for every call and upstream request.
+ */
+export function requestMetricAttributes(request: JsonRpcRequest): Attributes {
+  const out: Attributes = { [ATTR.methodName]: request.method };
+  const target = targetOf(request);
+  if (target?.inName) out[target.attribute] = target.value;
+  if (request.method === 'tools/call') out[ATTR.operationName] = 'execute_tool';
   return out;
 }
 

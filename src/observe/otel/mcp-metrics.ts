@@ -32,9 +32,8 @@ import type { JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
 import {
   ATTR,
   type Attributes,
-  metricAttributes,
   networkTransport,
-  requestAttributes,
+  requestMetricAttributes,
   TOOL_ERROR,
 } from './mcp-attributes.js';
 
@@ -49,7 +48,7 @@ export interface McpMetricsOptions {
 
 /** The bounded attributes of a request: its method, and its tool or prompt (never its id or URI). */
 function operationAttributes(method: string, request: JsonRpcRequest | undefined): Attributes {
-  return request === undefined ? { [ATTR.methodName]: method } : metricAttributes(requestAttributes(request));
+  return request === undefined ? { [ATTR.methodName]: method } : requestMetricAttributes(request);
 }
 
 function outcomeAttributes(out: Attributes, end: CallEnd | UpstreamEnd): void {

@@ -21,6 +21,7 @@
  */
 import {
   type Context,
+  isSpanContextValid,
   type Link,
   ROOT_CONTEXT,
   type Span,
@@ -34,14 +35,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { OutboundRequestHop, TraceContextWriter } from '../../core/router-types.js';
 import type { HopEvent, Tap } from '../../core/taps.js';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc/types.js';
-import {
-  ATTR,
-  type Attributes,
-  networkTransport,
-  requestAttributes,
-  responseOutcome,
-  spanName,
-} from './mcp-attributes.js';
+import { ATTR, type Attributes, networkTransport, requestSpan, responseOutcome } from './mcp-attributes.js';
 
 /** Spans open at once before the oldest are ended as `abandoned` (a call whose answer never came). */
 export const MAX_OPEN_SPANS = 65_536;
@@ -53,17 +47,25 @@ export const MAX_OPEN_SPANS = 65_536;
 const ENDED_IDS_KEPT = 4_096;
 
 /** One span in flight, by the envelope id of the request it is about. */
-interface OpenSpan {
-  readonly span: Span;
-  /** The span as a parent, for the spans under it. */
-  readonly context: Context;
-  readonly kind: 'server' | 'client';
-  /** Epoch milliseconds. */
-  readonly start: number;
-  /** `switchboard.envelope.id`: the client request this span belongs to. */
-  readonly envelopeId: string;
-  /** The client's `_meta.baggage`, kept for its upstream requests when forwarding is on. */
-  readonly baggage: string | undefined;
+class OpenSpan {
+  #context: Context | undefined;
+  constructor(
+    readonly span: Span,
+    readonly parent: Context,
+    readonly kind: 'server' | 'client',
+    /** Epoch milliseconds. */
+    readonly start: number,
+    /** `switchboard.envelope.id`: the client request this span belongs to. */
+    readonly envelopeId: string,
+    /** The client's `_meta.baggage`, kept for its upstream requests when forwarding is on. */
+    readonly baggage: string | undefined,
+  ) {}
+
+  /** The span as a parent, for the spans under it (made when first asked: most spans have none). */
+  get context(): Context {
+    this.#context ??= trace.setSpan(this.parent, this.span);
+    return this.#context;
+  }
 }
 
 export interface McpSpansOptions {
@@ -116,6 +118,13 @@ export class McpSpans implements Tap, TraceContextWriter {
   readonly #o: McpSpansOptions;
   readonly #open = new Map<string, OpenSpan>();
   readonly #ended = new Map<string, { traceId: string; spanId: string }>();
+  /**
+   * The ids in `#ended`, oldest first, as a ring: evicting through `Map#keys().next()` walks the
+   * holes the deletes leave at the front of V8's table, which made ending a span cost more than
+   * starting it.
+   */
+  readonly #endedOrder: (string | undefined)[] = new Array(ENDED_IDS_KEPT);
+  #endedNext = 0;
   readonly #maxOpen: number;
 
   constructor(options: McpSpansOptions) {
@@ -209,10 +218,9 @@ export class McpSpans implements Tap, TraceContextWriter {
 
   #toUpstream(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
     const parent = this.#parentOf(hop);
-    const attributes: Attributes = {
-      ...requestAttributes(request),
-      [ATTR.envelopeId]: parent?.envelopeId ?? hop.id,
-    };
+    const described = requestSpan(request);
+    const attributes = described.attributes;
+    attributes[ATTR.envelopeId] = parent?.envelopeId ?? hop.id;
     if (hop.upstream !== undefined) {
       attributes[ATTR.upstream] = hop.upstream;
       const address = this.#o.upstreamAddress?.(hop.upstream);
@@ -225,17 +233,32 @@ export class McpSpans implements Tap, TraceContextWriter {
         attributes[ATTR.networkTransport] = 'pipe';
       }
     }
-    const open = this.#start(hop.id, 'client', request, attributes, parent?.context, [], parent);
+    const open = this.#start(
+      hop.id,
+      'client',
+      described.name,
+      attributes,
+      parent?.context,
+      undefined,
+      parent,
+    );
     return this.#inject(request, open, parent?.baggage);
   }
 
   #toClient(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
     const parent = this.#parentOf(hop);
-    const attributes: Attributes = {
-      ...requestAttributes(request),
-      [ATTR.envelopeId]: parent?.envelopeId ?? hop.id,
-    };
-    const open = this.#start(hop.id, 'client', request, attributes, parent?.context, [], parent);
+    const described = requestSpan(request);
+    const attributes = described.attributes;
+    attributes[ATTR.envelopeId] = parent?.envelopeId ?? hop.id;
+    const open = this.#start(
+      hop.id,
+      'client',
+      described.name,
+      attributes,
+      parent?.context,
+      undefined,
+      parent,
+    );
     // Baggage a client sent is its own; a server's request to it carries none of the gateway's.
     return this.#inject(request, open, undefined);
   }
@@ -262,17 +285,16 @@ export class McpSpans implements Tap, TraceContextWriter {
     const fromClient = event.from.startsWith('client-');
     const viaMeta = metaContext(request);
     const parent = fromClient ? undefined : this.#firstOpen(event.correlationId);
-    const links: Link[] = [];
+    let links: Link[] | undefined;
     const transport = event.transport;
-    if (fromClient && transport.kind === 'http') {
+    if (fromClient && transport.kind === 'http' && transport.headers.traceparent !== undefined) {
       const header = propagator.extract(ROOT_CONTEXT, transport.headers, headerGetter);
       const linked = trace.getSpanContext(header);
-      if (linked !== undefined) links.push({ context: linked });
+      if (linked !== undefined) links = [{ context: linked }];
     }
-    const attributes: Attributes = {
-      ...requestAttributes(request),
-      [ATTR.envelopeId]: parent?.envelopeId ?? event.id,
-    };
+    const described = requestSpan(request);
+    const attributes = described.attributes;
+    attributes[ATTR.envelopeId] = parent?.envelopeId ?? event.id;
     const network = networkTransport(transport.kind);
     if (network !== undefined) attributes[ATTR.networkTransport] = network;
     if (transport.kind === 'http') attributes[ATTR.networkProtocolName] = 'http';
@@ -292,7 +314,7 @@ export class McpSpans implements Tap, TraceContextWriter {
     this.#start(
       event.id,
       'server',
-      request,
+      described.name,
       attributes,
       viaMeta ?? parent?.context,
       links,
@@ -335,32 +357,35 @@ export class McpSpans implements Tap, TraceContextWriter {
   #start(
     id: string,
     kind: 'server' | 'client',
-    request: JsonRpcRequest,
+    name: string,
     attributes: Attributes,
     parent: Context | undefined,
-    links: Link[],
+    links: Link[] | undefined,
     parentSpan: OpenSpan | undefined,
     start = Date.now(),
     baggage: string | undefined = parentSpan?.baggage,
   ): OpenSpan {
+    // The attributes go in after the start, not in the options: the SDK would copy and check them
+    // twice there (once for the sampler, once after it), and the gateway's samplers (always on/off,
+    // trace-id ratio, parent-based) decide without them.
     const span = this.#o.tracer.startSpan(
-      spanName(request),
+      name,
       {
         kind: kind === 'server' ? SpanKind.SERVER : SpanKind.CLIENT,
-        attributes,
-        links,
+        ...(links === undefined ? {} : { links }),
         startTime: start,
       },
       parent ?? ROOT_CONTEXT,
     );
-    const open: OpenSpan = {
+    if (span.isRecording()) span.setAttributes(attributes);
+    const open = new OpenSpan(
       span,
-      context: trace.setSpan(parent ?? ROOT_CONTEXT, span),
+      parent ?? ROOT_CONTEXT,
       kind,
       start,
-      envelopeId: String(attributes[ATTR.envelopeId]),
+      String(attributes[ATTR.envelopeId]),
       baggage,
-    };
+    );
     this.#open.set(id, open);
     if (this.#open.size > this.#maxOpen) this.#evictOldest();
     return open;
@@ -376,8 +401,13 @@ export class McpSpans implements Tap, TraceContextWriter {
     const { span } = open;
     if (open.kind === 'server') {
       const { traceId, spanId } = span.spanContext();
+      if (!this.#ended.has(id)) {
+        const oldest = this.#endedOrder[this.#endedNext];
+        if (oldest !== undefined) this.#ended.delete(oldest);
+        this.#endedOrder[this.#endedNext] = id;
+        this.#endedNext = (this.#endedNext + 1) % ENDED_IDS_KEPT;
+      }
       this.#ended.set(id, { traceId, spanId });
-      if (this.#ended.size > ENDED_IDS_KEPT) this.#ended.delete(this.#ended.keys().next().value as string);
     }
     if (outcome.statusCode !== undefined) span.setAttribute(ATTR.statusCode, outcome.statusCode);
     if (outcome.errorType !== undefined) {
@@ -425,11 +455,13 @@ export class McpSpans implements Tap, TraceContextWriter {
     delete meta.traceparent;
     delete meta.tracestate;
     delete meta.baggage;
-    propagator.inject(open.context, meta, {
-      set: (carrier, key, value) => {
-        carrier[key] = value;
-      },
-    });
+    // What W3CTraceContextPropagator.inject writes, without making a context to read it back from.
+    const context = open.span.spanContext();
+    if (isSpanContextValid(context)) {
+      const flags = (context.traceFlags & 0xff).toString(16).padStart(2, '0');
+      meta.traceparent = `00-${context.traceId}-${context.spanId}-${flags}`;
+      if (context.traceState !== undefined) meta.tracestate = context.traceState.serialize();
+    }
     if (this.#o.forwardBaggage && baggage !== undefined) meta.baggage = baggage;
     return { ...request, params: { ...params, _meta: meta } };
   }
