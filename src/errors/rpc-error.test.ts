@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JsonRpcError, rejection } from './rpc-error.js';
 import { SbErrorCode } from './switchboard-error.js';
-import { gatewayError } from './to-jsonrpc-error.js';
+import { gatewayError, rejectionAsJsonRpcError } from './to-jsonrpc-error.js';
 
 describe('JsonRpcError', () => {
   const plain = gatewayError(SbErrorCode.UpstreamExited, 'upstream L exited', { upstream: 'L' });
@@ -25,5 +25,14 @@ describe('JsonRpcError', () => {
   it('is not wrapped twice', () => {
     const error = new JsonRpcError(plain);
     expect(rejection(error)).toBe(error);
+  });
+});
+
+describe('rejectionAsJsonRpcError', () => {
+  it('copies a JsonRpcError to a plain object, so messages built from it stay plain data', () => {
+    const plain = gatewayError(SbErrorCode.Internal, 'aborted');
+    const copied = rejectionAsJsonRpcError(rejection(plain), () => plain);
+    expect(copied).not.toBeInstanceOf(Error);
+    expect(copied).toEqual(plain);
   });
 });
