@@ -7,6 +7,7 @@
  * to a client.
  */
 
+import { rejection } from '../errors/rpc-error.js';
 import { SbErrorCode } from '../errors/switchboard-error.js';
 import { gatewayError } from '../errors/to-jsonrpc-error.js';
 import { newEnvelopeId } from '../meup/ids.js';
@@ -82,12 +83,15 @@ export class GatewayRequests {
     const link = this.#o.links.get(linkId);
     if (!link || link.state === 'down') {
       return Promise.reject(
-        gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${link?.name ?? linkId} is not available`),
+        rejection(
+          gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${link?.name ?? linkId} is not available`),
+        ),
       );
     }
-    if (options.signal?.aborted) return Promise.reject(gatewayError(SbErrorCode.Internal, 'aborted'));
+    if (options.signal?.aborted)
+      return Promise.reject(rejection(gatewayError(SbErrorCode.Internal, 'aborted')));
     return new Promise<UpstreamReply>((resolve, reject) =>
-      this.#send(link, method, params, options, { resolve, reject }),
+      this.#send(link, method, params, options, { resolve, reject: (error) => reject(rejection(error)) }),
     );
   }
 

@@ -11,6 +11,7 @@
  */
 
 import type { TransportContext } from '../envelope/message-context.js';
+import { rejection } from '../errors/rpc-error.js';
 import { SbErrorCode } from '../errors/switchboard-error.js';
 import { gatewayError } from '../errors/to-jsonrpc-error.js';
 import { newEnvelopeId } from '../meup/ids.js';
@@ -163,12 +164,12 @@ export class LinkRegistry {
   whenReady(id: LinkId): Promise<void> {
     const link = this.#links.get(id);
     if (link?.state === 'ready') return Promise.resolve();
-    if (link?.state === 'down' || this.#closed) return Promise.reject(this.#gone(id, link));
+    if (link?.state === 'down' || this.#closed) return Promise.reject(rejection(this.#gone(id, link)));
     let waiter = this.#waiters.get(id);
     if (!waiter) {
       let settle: Omit<LinkWaiter, 'promise'> = { resolve() {}, reject() {} };
       const promise = new Promise<void>((resolve, reject) => {
-        settle = { resolve, reject };
+        settle = { resolve, reject: (error) => reject(rejection(error)) };
       });
       // Nobody may be waiting any more when it is rejected.
       promise.catch(() => undefined);

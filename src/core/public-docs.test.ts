@@ -19,6 +19,7 @@ const FILES = [
   'links.ts',
   'client-call.ts',
   'call-finish.ts',
+  'client-delivery.ts',
   'call-pipeline.ts',
   'client-messages.ts',
   'upstream-inbound.ts',

@@ -22,7 +22,6 @@ import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
 import {
   idKey,
-  isRequest,
   type JsonObject,
   type JsonRpcErrorObject,
   type JsonRpcMessage,
@@ -51,6 +50,7 @@ import {
   type ServerTag,
   signalOf,
 } from './client-call.js';
+import { ClientDelivery } from './client-delivery.js';
 import { ClientMessages } from './client-messages.js';
 import {
   type ClientRequestEntry,
@@ -60,12 +60,11 @@ import {
   type SessionKey,
 } from './correlation-table.js';
 import { type GatewayRequestOptions, GatewayRequests } from './gateway-requests.js';
-import { clientInHop, toClientHop } from './hops.js';
+import { clientInHop } from './hops.js';
 import { LinkRegistry, type LinkState } from './links.js';
 import { Observations } from './observations.js';
 import type {
   AddLink,
-  Delivery,
   DownstreamPort,
   InboundMeta,
   LinkHost,
@@ -83,7 +82,6 @@ import {
   type RequestResolver,
   type Resolution,
   type RouterOptions,
-  type TraceContextWriter,
   type UpstreamReply,
 } from './router-types.js';
 import { Session } from './session.js';
@@ -131,8 +129,8 @@ export class Router implements SessionHost, LinkHost {
   /** How calls end (`finish`), and how many are in flight. */
   readonly #calls: CallFinisher;
   readonly #maxPendingRoutes: number;
-  /** Writes the gateway's trace context into the requests it sends (OpenTelemetry on), else undefined. */
-  readonly #traceContext: TraceContextWriter | undefined;
+  /** Writes messages to client sessions (trace context, serialisation, the port, the hop). */
+  readonly #delivery: ClientDelivery;
   /** Who hears of calls, upstream requests, sessions and links (metrics, tracing): see observations.ts. */
   readonly observations: Observations;
   /**
@@ -153,7 +151,12 @@ export class Router implements SessionHost, LinkHost {
     this.#metrics = options.metrics;
     this.#taps = options.taps ?? new TapBus(options.logger, options.metrics);
     this.#table = new CorrelationTable(options.timeouts);
-    this.#traceContext = options.traceContext;
+    this.#delivery = new ClientDelivery({
+      logger: options.logger,
+      metrics: options.metrics,
+      traceContext: options.traceContext,
+      hop: (fields) => this.#hop(fields),
+    });
     this.observations = new Observations(options.logger, options.metrics, options.observers);
     const observations = this.observations;
     this.#calls = new CallFinisher({
@@ -162,7 +165,7 @@ export class Router implements SessionHost, LinkHost {
       metrics: options.metrics,
       taps: this.#taps,
       deliver: (session, message, delivery, trace, json) =>
-        this.#deliver(session, message, delivery, trace, json),
+        this.#delivery.send(session, message, delivery, trace, json),
     });
     this.#links = new LinkRegistry({
       logger: options.logger,
@@ -211,7 +214,7 @@ export class Router implements SessionHost, LinkHost {
       metrics: this.#metrics,
       maxJsonDepth: options.maxJsonDepth,
       hop: (fields) => this.#hop(fields),
-      deliver: (session, message, delivery, trace) => this.#deliver(session, message, delivery, trace),
+      deliver: (session, message, delivery, trace) => this.#delivery.send(session, message, delivery, trace),
       answered: (call, payload, traceId, upstream) =>
         this.#step(call, 'answer', () =>
           this.#calls.finish(call, payload, { derivedFrom: [traceId], upstream }),
@@ -833,7 +836,7 @@ export class Router implements SessionHost, LinkHost {
   notifyClient(key: SessionKey, notification: JsonRpcNotification): void {
     const session = this.#sessions.get(key);
     if (!session) return;
-    this.#deliver(
+    this.#delivery.send(
       session,
       notification,
       { kind: 'unrelated' },
@@ -940,7 +943,7 @@ export class Router implements SessionHost, LinkHost {
   #cancelTowardClient(entry: ServerRequestEntry<ServerTag>, reason: string): void {
     const session = this.#sessions.get(entry.session);
     if (!session) return;
-    this.#deliver(
+    this.#delivery.send(
       session,
       cancelledNotification(entry.downstreamId, reason),
       { kind: 'unrelated' },
@@ -968,76 +971,11 @@ export class Router implements SessionHost, LinkHost {
     receivedAt: number,
   ): void {
     const message = { jsonrpc: '2.0', id, ...payload } as JsonRpcResponse;
-    this.#deliver(
+    this.#delivery.send(
       session,
       message,
       { kind: 'response', request: id },
       { id: newEnvelopeId(), correlation, context, receivedAt },
-    );
-  }
-
-  #deliver(
-    session: Session<ClientCall>,
-    message: JsonRpcMessage,
-    delivery: Delivery,
-    trace: {
-      id: string;
-      correlation: readonly string[];
-      context: string;
-      receivedAt: number;
-      upstream?: string;
-      resultAt?: number;
-      resultIsError?: boolean;
-    },
-    given?: string,
-  ): void {
-    if (this.#traceContext !== undefined && isRequest(message)) {
-      const traced = this.#traceContext.toClient(message, {
-        id: trace.id,
-        context: trace.context,
-        correlation: trace.correlation,
-        ...(trace.upstream === undefined ? {} : { upstream: trace.upstream }),
-      });
-      if (traced !== message) {
-        message = traced;
-        given = undefined;
-      }
-    }
-    let json: string;
-    try {
-      json = given ?? JSON.stringify(message);
-    } catch (error) {
-      // Only a value the gateway built from something deeper than it accepts could get here.
-      this.#metrics.inc('delivery_errors_total');
-      this.#logger.error(
-        { session: session.key, err: errorText(error) },
-        'a message for a client could not be serialised; dropped',
-      );
-      return;
-    }
-    try {
-      session.port.send(json, message, delivery);
-    } catch (error) {
-      this.#metrics.inc('delivery_errors_total');
-      this.#logger.error(
-        { session: session.key, err: String(error) },
-        'a downstream transport failed to send',
-      );
-    }
-    this.#hop(
-      toClientHop(
-        session,
-        {
-          id: trace.id,
-          message,
-          context: trace.context,
-          receivedAt: trace.receivedAt,
-          raw: json,
-          correlation: trace.correlation,
-        },
-        wallNow(),
-        trace,
-      ),
     );
   }
 

@@ -72,7 +72,11 @@ export function rejectionAsJsonRpcError(
 ): JsonRpcErrorObject {
   if (error instanceof SwitchboardError) return toJsonRpcError(error);
   if (isObject(error) && typeof error.code === 'number' && typeof error.message === 'string') {
-    return error as unknown as JsonRpcErrorObject;
+    // A `JsonRpcError` (an Error) is copied to a plain object: what goes into a message stays plain
+    // data (structuredClone of an Error would drop `code` and `data`).
+    if (!(error instanceof Error)) return error as unknown as JsonRpcErrorObject;
+    const { code, message, data } = error as unknown as JsonRpcErrorObject;
+    return data === undefined ? { code, message } : { code, message, data };
   }
   return fallback();
 }

@@ -16,6 +16,7 @@ import type { SharingMode, UpstreamConfig } from '../../config/types.js';
 import type { LinkId, SessionKey } from '../../core/correlation-table.js';
 import type { LinkHost, UpstreamClose } from '../../core/ports.js';
 import type { Router } from '../../core/router.js';
+import { rejection } from '../../errors/rpc-error.js';
 import { SbErrorCode, SwitchboardError } from '../../errors/switchboard-error.js';
 import { gatewayError } from '../../errors/to-jsonrpc-error.js';
 import type { Logger } from '../../observe/logger.js';
@@ -276,7 +277,11 @@ export class UpstreamManager {
           : upstream.perSession.get(session);
     if (!connection)
       return Promise.reject(
-        gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${name} is not running`, { upstream: name }),
+        rejection(
+          gatewayError(SbErrorCode.UpstreamUnavailable, `upstream ${name} is not running`, {
+            upstream: name,
+          }),
+        ),
       );
     return this.#withTimeout(connection.ready, name);
   }
@@ -511,10 +516,12 @@ export class UpstreamManager {
       const timer = setTimeout(
         () =>
           reject(
-            gatewayError(
-              SbErrorCode.UpstreamUnavailable,
-              `upstream ${name} did not become ready within ${ms} ms`,
-              { upstream: name },
+            rejection(
+              gatewayError(
+                SbErrorCode.UpstreamUnavailable,
+                `upstream ${name} did not become ready within ${ms} ms`,
+                { upstream: name },
+              ),
             ),
           ),
         ms,
