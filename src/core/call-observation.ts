@@ -63,7 +63,7 @@ export function observeUpstreamStart(
     link,
     method: request.method,
     request,
-    ...(observed === undefined ? {} : { call: observed }),
+    call: observed,
     traceSession: tag.traceSession,
     traceId: tag.upstreamTraceId,
   });
