@@ -13,30 +13,21 @@ import { OTLP_PROTOCOLS } from '../../config/sections/otel.js';
 import type { OtelConfig, OtlpProtocol } from '../../config/types.js';
 import type { HopEvent } from '../../core/taps.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
+import { StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import { tracedAuditSink } from '../../observe/otel/governance-spans.js';
-import {
-  DEFAULT_MAX_JSON_DEPTH,
-  MAX_JSON_DEPTH_LIMIT,
-  MIN_JSON_DEPTH_LIMIT,
-} from '../../protocol/jsonrpc/parse.js';
 import { TRACE_PAYLOAD_MODES, type TracePayloadMode } from '../../trace/payload-mode.js';
-import { DEFAULT_MAX_BUFFERED_BYTES } from '../../transports/stream-bound.js';
 import { dataDirOf } from '../global-options.js';
 import { openStdioLedger } from '../ledger-setup.js';
-import {
-  collect,
-  collectKeyValue,
-  parseLogLevel,
-  parseNonNegativeInt,
-  parsePositiveInt,
-} from '../options.js';
+import { collect, collectKeyValue, parseLogLevel, parseNonNegativeInt } from '../options.js';
 import { type OtelRuntime, openOtel } from '../otel-setup.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
 import { readPackageVersion } from '../version.js';
+import { addServerProcessOptions } from './server-process-options.js';
+
+export { parseJsonDepth } from './server-process-options.js';
 
 interface StdioOptions {
   name?: string;
@@ -159,16 +150,6 @@ export function resolveHeaders(
   return headers;
 }
 
-/** `--max-json-depth`: an integer within the range every walker of the gateway survives. */
-export function parseJsonDepth(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < MIN_JSON_DEPTH_LIMIT || n > MAX_JSON_DEPTH_LIMIT)
-    throw new InvalidArgumentError(
-      `expected an integer from ${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT}, got "${value}"`,
-    );
-  return n;
-}
-
 /** `--otel-sample-ratio`: a number from 0 to 1. */
 function parseRatio(value: string): number {
   const n = Number(value);
@@ -230,7 +211,7 @@ function bridgeUsageError(command: string | undefined, options: StdioOptions): s
 }
 
 export function registerStdioCommand(program: Command): void {
-  program
+  const command = program
     .command('stdio')
     .summary('run a stdio MCP server behind the gateway (drop-in wrapper)')
     .description(
@@ -262,34 +243,9 @@ export function registerStdioCommand(program: Command): void {
       '--restart',
       "restart the server when it exits (with --url: reconnect when its session ends), with backoff, and replay the client's initialize",
     )
-    .option('--max-restarts <n>', 'give up after this many restarts (default: never)', parseNonNegativeInt)
-    .option('--env <KEY=VALUE>', "set a variable in the server's environment (repeatable)", collectKeyValue)
-    .option('--pass-env <NAME>', "pass one of the gateway's variables to the server (repeatable)", collect)
-    .option('--cwd <dir>', 'working directory of the server')
-    .option(
-      '--max-message-bytes <n>',
-      'largest message accepted from either side',
-      parsePositiveInt,
-      DEFAULT_MAX_MESSAGE_BYTES,
-    )
-    .option(
-      '--max-buffer-bytes <n>',
-      "unsent bytes the client's stdout (or the server's stdin) may hold before the gateway stops reading what feeds it",
-      parsePositiveInt,
-      DEFAULT_MAX_BUFFERED_BYTES,
-    )
-    .option(
-      '--max-json-depth <n>',
-      `deepest nesting of objects and arrays accepted in a message (${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT})`,
-      parseJsonDepth,
-      DEFAULT_MAX_JSON_DEPTH,
-    )
-    .option(
-      '--request-timeout <ms>',
-      'answer a request with an error after this long without a response (0: never)',
-      parseNonNegativeInt,
-      600_000,
-    )
+    .option('--max-restarts <n>', 'give up after this many restarts (default: never)', parseNonNegativeInt);
+  addServerProcessOptions(command);
+  command
     .option(
       '--drain-timeout <ms>',
       'at shutdown (stdin closed, SIGINT, SIGTERM), how long calls in flight may take to finish before they are answered with an error (0: at once)',

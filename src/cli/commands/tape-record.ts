@@ -11,36 +11,19 @@
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, StdioGateway } from '../../gateways/stdio-gateway.js';
+import { StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
-import {
-  DEFAULT_MAX_JSON_DEPTH,
-  MAX_JSON_DEPTH_LIMIT,
-  MIN_JSON_DEPTH_LIMIT,
-} from '../../protocol/jsonrpc/parse.js';
 import { TapeRecorderTap } from '../../tape/tape-recorder.js';
 import { createMessageRedactor } from '../../tape/tape-redaction.js';
 import { writeTapeFile } from '../../tape/tape-writer.js';
-import { DEFAULT_MAX_BUFFERED_BYTES } from '../../transports/stream-bound.js';
 import { ioOf } from '../command-io.js';
 import { addExamples } from '../help-text.js';
-import {
-  collect,
-  collectKeyValue,
-  parseLogLevel,
-  parseNonNegativeInt,
-  parsePositiveInt,
-} from '../options.js';
+import { collect, parseLogLevel, parseNonNegativeInt } from '../options.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { readPackageVersion } from '../version.js';
-import {
-  defaultUpstreamName,
-  parseJsonDepth,
-  parseUpstreamUrl,
-  resolveHeaders,
-  urlUpstreamName,
-} from './stdio.js';
+import { addServerProcessOptions } from './server-process-options.js';
+import { defaultUpstreamName, parseUpstreamUrl, resolveHeaders, urlUpstreamName } from './stdio.js';
 
 interface RecordOptions {
   output: string;
@@ -92,34 +75,9 @@ export function registerTapeRecord(tape: Command): void {
     .option(
       '--name <name>',
       "the server's name in the tape's source (default: from the command, or the host of --url)",
-    )
-    .option('--env <KEY=VALUE>', "set a variable in the server's environment (repeatable)", collectKeyValue)
-    .option('--pass-env <NAME>', "pass one of the gateway's variables to the server (repeatable)", collect)
-    .option('--cwd <dir>', 'working directory of the server')
-    .option(
-      '--max-message-bytes <n>',
-      'largest message accepted from either side',
-      parsePositiveInt,
-      DEFAULT_MAX_MESSAGE_BYTES,
-    )
-    .option(
-      '--max-buffer-bytes <n>',
-      "unsent bytes the client's stdout (or the server's stdin) may hold before the gateway stops reading what feeds it",
-      parsePositiveInt,
-      DEFAULT_MAX_BUFFERED_BYTES,
-    )
-    .option(
-      '--max-json-depth <n>',
-      `deepest nesting of objects and arrays accepted in a message (${MIN_JSON_DEPTH_LIMIT} to ${MAX_JSON_DEPTH_LIMIT})`,
-      parseJsonDepth,
-      DEFAULT_MAX_JSON_DEPTH,
-    )
-    .option(
-      '--request-timeout <ms>',
-      'answer a request with an error after this long without a response (0: never)',
-      parseNonNegativeInt,
-      600_000,
-    )
+    );
+  addServerProcessOptions(command);
+  command
     .option(
       '--drain-timeout <ms>',
       'at shutdown, how long calls in flight may take to finish (they are recorded) before they are answered with an error',
