@@ -58,3 +58,27 @@ export function addServerProcessOptions(command: Command): Command {
       600_000,
     );
 }
+
+/** What {@link addServerProcessOptions} parses, as commander hands it over. */
+export interface ServerProcessValues {
+  readonly env?: Record<string, string>;
+  readonly passEnv?: string[];
+  readonly cwd?: string;
+  readonly maxMessageBytes: number;
+  readonly maxBufferBytes: number;
+  readonly maxJsonDepth: number;
+  readonly requestTimeout: number;
+}
+
+/** Those values as the stdio gateway's options take them (absent ones left out). */
+export function serverProcessOptionsOf(options: ServerProcessValues) {
+  return {
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.passEnv ? { passEnv: options.passEnv } : {}),
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    maxMessageBytes: options.maxMessageBytes,
+    maxBufferedBytes: options.maxBufferBytes,
+    maxJsonDepth: options.maxJsonDepth,
+    timeouts: { requestTimeoutMs: options.requestTimeout },
+  };
+}

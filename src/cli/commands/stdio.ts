@@ -25,7 +25,7 @@ import { type OtelRuntime, openOtel } from '../otel-setup.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { openTrace } from '../trace-setup.js';
 import { readPackageVersion } from '../version.js';
-import { addServerProcessOptions } from './server-process-options.js';
+import { addServerProcessOptions, serverProcessOptionsOf } from './server-process-options.js';
 
 export { parseJsonDepth } from './server-process-options.js';
 
@@ -386,13 +386,7 @@ export function registerStdioCommand(program: Command): void {
         name,
         restart: options.restart === true,
         ...(options.maxRestarts === undefined ? {} : { maxRestarts: options.maxRestarts }),
-        ...(options.env ? { env: options.env } : {}),
-        ...(options.passEnv ? { passEnv: options.passEnv } : {}),
-        ...(options.cwd ? { cwd: options.cwd } : {}),
-        maxMessageBytes: options.maxMessageBytes,
-        maxBufferedBytes: options.maxBufferBytes,
-        maxJsonDepth: options.maxJsonDepth,
-        timeouts: { requestTimeoutMs: options.requestTimeout },
+        ...serverProcessOptionsOf(options),
         drainTimeoutMs: options.drainTimeout,
         input: process.stdin,
         output: process.stdout,

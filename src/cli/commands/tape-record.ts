@@ -22,7 +22,7 @@ import { addExamples } from '../help-text.js';
 import { collect, parseLogLevel, parseNonNegativeInt } from '../options.js';
 import { handleShutdownSignals } from '../shutdown-signals.js';
 import { readPackageVersion } from '../version.js';
-import { addServerProcessOptions } from './server-process-options.js';
+import { addServerProcessOptions, serverProcessOptionsOf } from './server-process-options.js';
 import { defaultUpstreamName, parseUpstreamUrl, resolveHeaders, urlUpstreamName } from './stdio.js';
 
 interface RecordOptions {
@@ -117,13 +117,7 @@ export function registerTapeRecord(tape: Command): void {
         ...(options.url ? { http: { url: options.url, headers, era: options.era } } : {}),
         name,
         restart: false,
-        ...(options.env ? { env: options.env } : {}),
-        ...(options.passEnv ? { passEnv: options.passEnv } : {}),
-        ...(options.cwd ? { cwd: options.cwd } : {}),
-        maxMessageBytes: options.maxMessageBytes,
-        maxBufferedBytes: options.maxBufferBytes,
-        maxJsonDepth: options.maxJsonDepth,
-        timeouts: { requestTimeoutMs: options.requestTimeout },
+        ...serverProcessOptionsOf(options),
         drainTimeoutMs: options.drainTimeout,
         input: process.stdin,
         output: process.stdout,
