@@ -63,7 +63,7 @@ export function observeUpstreamStart(
     link,
     method: request.method,
     request,
-    call: observed,
+    ...(observed === undefined ? {} : { call: observed }),
     traceSession: tag.traceSession,
     traceId: tag.upstreamTraceId,
   });

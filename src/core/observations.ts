@@ -254,18 +254,7 @@ export class Observations {
 
   /** Reports an upstream request's start; the returned handle is what `upstreamEnded` takes. */
   upstreamStarted(request: Omit<ObservedUpstreamRequest, 'startedAt'>): ObservedUpstreamRequest {
-    // Written out, not spread: one fixed shape, built once per upstream request on the hot path.
-    const open: OpenUpstream = {
-      upstream: request.upstream,
-      link: request.link,
-      method: request.method,
-      request: request.request,
-      call: request.call,
-      traceSession: request.traceSession,
-      traceId: request.traceId,
-      startedAt: performance.now(),
-      ended: false,
-    };
+    const open: OpenUpstream = { ...request, startedAt: performance.now(), ended: false };
     for (const o of this.#observers) {
       if (o.upstreamStarted === undefined) continue;
       try {
@@ -289,12 +278,12 @@ export class Observations {
     if (open.ended) return;
     open.ended = true;
     const durationMs = performance.now() - open.startedAt;
-    let end: UpstreamEnd;
-    if (how === 'cancelled') end = { outcome: 'cancelled', durationMs };
-    else if ('response' in how) {
-      const { outcome, errorCode } = responseOutcome(how.response);
-      end = { outcome, errorCode, response: how.response, durationMs };
-    } else end = { outcome: 'error', errorCode: how.error.code, durationMs };
+    const end: UpstreamEnd =
+      how === 'cancelled'
+        ? { outcome: 'cancelled', durationMs }
+        : 'response' in how
+          ? { ...responseOutcome(how.response), response: how.response, durationMs }
+          : { outcome: 'error', errorCode: how.error.code, durationMs };
     for (const o of this.#observers) {
       if (o.upstreamEnded === undefined) continue;
       try {
