@@ -58,6 +58,8 @@ const OTHER_ENDPOINTS = [
   '/approvals',
   '/approvals/01HX',
   '/health',
+  '/ready',
+  '/metrics',
   '/meup',
   '/servers/nope/mcp',
   '/x',
@@ -409,6 +411,8 @@ describe('hostile input: switchboard serve', () => {
       '/approvals/abc',
       '/meup',
       '/health',
+      '/ready',
+      '/metrics',
       '/nowhere',
     ];
     await fc.assert(

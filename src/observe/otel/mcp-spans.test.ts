@@ -11,6 +11,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DownstreamPort, UpstreamTransport } from '../../core/ports.js';
 import { Router } from '../../core/router.js';
@@ -124,6 +125,34 @@ describe('McpSpans on a router', () => {
     // span ended) included.
     for (const hop of hops)
       expect(spans.callIds(hop)).toEqual({ traceId: CLIENT_TRACE, spanId: server?.spanContext().spanId });
+  });
+
+  it('takes hostile trace context in _meta (wrong types, malformed, huge, invalid ids) as none: a root span, the call answered, a valid traceparent upstream', () => {
+    const hostile = fc.oneof(
+      fc.string(),
+      fc.string({ minLength: 60_000, maxLength: 70_000 }),
+      fc.constantFrom(
+        `00-${'0'.repeat(32)}-${CLIENT_SPAN}-01`,
+        `00-${CLIENT_TRACE}-${'0'.repeat(16)}-01`,
+        `ff-${CLIENT_TRACE}-${CLIENT_SPAN}-01`,
+        `00-${CLIENT_TRACE.toUpperCase()}-${CLIENT_SPAN}-01`,
+        `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01-extra`,
+      ),
+      fc.anything(),
+    );
+    fc.assert(
+      fc.property(hostile, fc.anything(), (traceparent, tracestate) => {
+        const { upstream, send, finished, spans } = setup();
+        send({ id: 'x', method: 'tools/call', params: { name: 'echo', _meta: { traceparent, tracestate } } });
+        const meta = (upstream.lastRequest().params as { _meta: Record<string, unknown> })._meta;
+        expect(meta.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+        upstream.answer({ content: [] });
+        const server = finished().find((span) => span.kind === SpanKind.SERVER);
+        expect(server?.parentSpanContext).toBeUndefined();
+        expect(spans.openSpans).toBe(0);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it("forwards the client's baggage when configured", () => {
