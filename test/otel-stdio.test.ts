@@ -89,3 +89,38 @@ describe('switchboard stdio --otel-*', () => {
     expect(reported.meta?.traceparent).toBe(`00-${client?.traceId}-${client?.spanId}-01`);
   });
 });
+
+describe('switchboard stdio --otel-endpoint with a collector that is gone', () => {
+  it('answers every call after the collector dies mid-session, with spans still to export', async () => {
+    const receiver = await startOtlpReceiver();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        CLI,
+        'stdio',
+        '--data-dir',
+        tempDir(),
+        '--no-audit',
+        '--log-level',
+        'error',
+        '--otel-endpoint',
+        receiver.url,
+        '--',
+        process.execPath,
+        FIXTURE,
+        'stdio',
+      ],
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'otel-dead-collector', version: '1.0.0' });
+    await client.connect(transport);
+    await client.callTool({ name: 'report', arguments: {} });
+    // The collector dies with spans in flight and more to come: the calls must not notice.
+    await receiver.close();
+    for (let i = 0; i < 50; i++) {
+      const result = (await client.callTool({ name: 'report', arguments: {} })) as { content: unknown[] };
+      expect(result.content.length).toBeGreaterThan(0);
+    }
+    await client.close();
+  }, 60_000);
+});
