@@ -20,6 +20,7 @@ describe('parseAuthority', () => {
     ['[0:0:0:0:0:0:0:1]:443', '[::1]', 'ipv6', 443],
     ['[::FFFF:127.0.0.1]', '[::ffff:7f00:1]', 'ipv6', undefined],
     ['gw.internal:8787', 'gw.internal', 'name', 8787],
+    ['XN--BCHER-KVA.localhost', 'xn--bcher-kva.localhost', 'name', undefined],
   ])('reads %j as %s (%s), port %s', (text, host, kind, port) => {
     expect(parseAuthority(text)).toEqual({ host, kind, port });
   });
@@ -50,6 +51,7 @@ describe('parseAuthority', () => {
     '1.2.3.4.5',
     'evil.127.0.0.1',
     'xn--localhost',
+    'xn--a.localhost', // not valid Punycode (it would decode to U+0080)
     `${'a'.repeat(64)}.example`,
     'localhost\u0000',
   ])('refuses %j', (text) => {
@@ -63,6 +65,7 @@ describe('the loopback set', () => {
     'localhost.',
     'app.localhost:5173',
     'a.b.localhost.',
+    'xn--bcher-kva.localhost',
     '127.0.0.1',
     '127.255.255.254:1',
     '127.1',

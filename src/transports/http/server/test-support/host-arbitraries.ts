@@ -5,7 +5,11 @@
  */
 import fc from 'fast-check';
 
-const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
+// `xn--` starts an IDNA A-label, which is only a name when the rest is valid Punycode (`xn--a` is
+// not, and the URL parser refuses it, rightly); the authority tests hold both cases by example.
+const label = fc
+  .stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/)
+  .filter((text) => !text.startsWith('xn--'));
 /** A DNS name an attacker can own: labels ending in an alphabetic top-level label. */
 export const ownedName = fc
   .tuple(fc.array(label, { minLength: 0, maxLength: 3 }), fc.stringMatching(/^[a-z]{2,8}$/))
