@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, tempDir } from './support/cli.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
-import { type InitializedSession, initialize, jsonOf, post, waitUntil } from './support/sse-client.js';
+import { answerOf, type InitializedSession, initialize, post, waitUntil } from './support/sse-client.js';
 import { canMountTmpfs, fillFileSystem, mountTmpfs, unmountTmpfs } from './support/tmpfs.js';
 
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
@@ -63,7 +63,7 @@ class Client {
       this.session.headers,
     );
     expect(response.status, response.text).toBe(200);
-    return jsonOf<Answer>(response);
+    return answerOf<Answer>(response);
   }
 
   /** How many `echo` calls reached the upstream. */

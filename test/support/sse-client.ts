@@ -82,6 +82,18 @@ export function messagesOf(response: RawResponse): Record<string, unknown>[] {
   return (Array.isArray(value) ? value : [value]) as Record<string, unknown>[];
 }
 
+/**
+ * The one JSON-RPC response of a complete answer to a request, whether it came as JSON or as SSE:
+ * the gateway answers with a stream when the answer takes longer than `server.streamAfter`, which
+ * a loaded machine makes happen to any call. Throws naming the body when there is not exactly one.
+ */
+export function answerOf<T = Record<string, unknown>>(response: RawResponse): T {
+  const answers = messagesOf(response).filter((m) => 'id' in m && ('result' in m || 'error' in m));
+  if (answers.length !== 1)
+    throw new Error(`${answers.length} answers (status ${response.status}): ${response.text.slice(0, 500)}`);
+  return answers[0] as T;
+}
+
 export interface InitializedSession {
   readonly id: string;
   readonly version: string;
