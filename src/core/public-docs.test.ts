@@ -24,6 +24,7 @@ const FOLDERS: readonly { readonly folder: string; readonly below: boolean }[] =
   { folder: 'observe', below: false },
   { folder: 'transports/http/events', below: true },
   { folder: 'transports/http/sse', below: true },
+  { folder: 'transports/stdio', below: true },
 ];
 
 /** The source files in `src/<folder>` (and below it, with `below`), as paths from `src/`, sorted. */
