@@ -16,8 +16,8 @@ const SRC = fileURLToPath(new URL('..', import.meta.url));
 /**
  * The folders held to it, below `src/`: every `.ts` file in one but tests (`*.test.ts`), so a new
  * file is held at once (the contract suites in `test-support/` too: a new transport's author reads
- * them). `below: false` leaves out subfolders not yet held: observe's exporters (otel/, prometheus/)
- * read the core's observations but are not ports.
+ * them). `below: false` leaves out subfolders not yet held: observe's exporters (otel/, prometheus/),
+ * tape's check/ and replay/.
  */
 const FOLDERS: readonly { readonly folder: string; readonly below: boolean }[] = [
   { folder: 'core', below: true },
@@ -25,6 +25,7 @@ const FOLDERS: readonly { readonly folder: string; readonly below: boolean }[] =
   { folder: 'transports/http/events', below: true },
   { folder: 'transports/http/sse', below: true },
   { folder: 'transports/stdio', below: true },
+  { folder: 'tape', below: false },
 ];
 
 /** The source files in `src/<folder>` (and below it, with `below`), as paths from `src/`, sorted. */
