@@ -60,8 +60,8 @@ export interface InboundOptions {
 }
 
 /**
- * Reads one payload's text into items (above); never throws. Text that is not JSON, or a batch
- * refused as a whole, gives `error` and no items (with `refusals` for a refused batch's requests).
+ * Reads one payload's text into items (above). Text that is not JSON, or a batch refused as a
+ * whole, gives `error` and no items (with `refusals` for a refused batch's requests).
  */
 export function readInbound(text: string, options: InboundOptions): InboundPayload {
   const json = readJson(text);

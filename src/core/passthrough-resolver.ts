@@ -17,7 +17,7 @@ export class PassthroughResolver implements RequestResolver {
     this.#session = session;
   }
 
-  /** Every client request is forwarded, unchanged, to the link. */
+  /** Every client request is forwarded to the link, `initialize` included, as the client wrote it. */
   resolve(): Resolution {
     return { kind: 'forward', link: this.#link };
   }
