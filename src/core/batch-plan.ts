@@ -23,6 +23,7 @@ import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
 import { idKey, type JsonRpcErrorResponse, type RequestId } from '../protocol/jsonrpc/types.js';
 import type { InboundItem } from './inbound.js';
 
+/** `planPayload`'s split of one payload: what goes to the router, and what the transport answers itself. */
 export interface PayloadPlan {
   /** What goes to the router, in payload order. */
   readonly dispatch: readonly InboundItem[];

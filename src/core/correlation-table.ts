@@ -30,6 +30,7 @@ export type SessionKey = string;
  */
 export type LinkId = string;
 
+/** The table's time limits, in milliseconds; `DEFAULT_TIMEOUTS` fills what a caller leaves out. */
 export interface CorrelationTimeouts {
   /** Milliseconds a client request may wait for its response; 0 disables the timeout. */
   readonly requestTimeoutMs: number;
@@ -43,6 +44,10 @@ export interface CorrelationTimeouts {
   readonly serverRequestTimeoutMs: number;
 }
 
+/**
+ * Ten minutes for a request in either direction (a client request's restarted by progress), an
+ * hour at most in all, 30 s of grace for a late response after a cancellation.
+ */
 export const DEFAULT_TIMEOUTS: CorrelationTimeouts = {
   requestTimeoutMs: 600_000,
   resetOnProgress: true,
@@ -53,34 +58,54 @@ export const DEFAULT_TIMEOUTS: CorrelationTimeouts = {
 
 /** A client->server request waiting for the server's response. `T` is the router's own data. */
 export interface ClientRequestEntry<T> {
+  /** The client session that sent it. */
   readonly session: SessionKey;
+  /** The id the client gave it; its response goes back under this id. */
   readonly downstreamId: RequestId;
+  /** The link it was forwarded on. */
   readonly link: LinkId;
+  /** The id the gateway gave it upstream: a number unique on `link` while the link lives. */
   readonly upstreamId: number;
+  /** The request's JSON-RPC method. */
   readonly method: string;
+  /** The progress token the client put on it, if any; progress goes back under this token. */
   readonly downstreamProgressToken?: ProgressToken;
+  /** The token sent upstream in its place (equal to `upstreamId`); set only with the one above. */
   readonly upstreamProgressToken?: ProgressToken;
+  /** When it was opened (the caller's clock, as passed to `openClientRequest`). */
   readonly openedAt: number;
+  /**
+   * When it times out: `requestTimeoutMs` after opening or the last progress, or, once cancelled,
+   * when its grace ends. Infinity when the timeout is disabled.
+   */
   readonly deadline: number;
+  /** `maxTotalTimeoutMs` after opening, which progress never moves; Infinity when disabled. */
   readonly hardDeadline: number;
   /** Set once the client cancelled it; the entry then only waits for a late response. */
   readonly cancelled: boolean;
+  /** The router's own data, given at opening; the table never reads it. */
   readonly tag: T;
 }
 
 /** A server->client request waiting for the client's response. */
 export interface ServerRequestEntry<T> {
+  /** The link the server spoke on; the client's response goes back there. */
   readonly link: LinkId;
   /** The id the server gave it. */
   readonly upstreamId: RequestId;
+  /** The client session it was routed to. */
   readonly session: SessionKey;
   /** The id the gateway gave it toward the client (unique per session). */
   readonly downstreamId: number;
+  /** The request's JSON-RPC method. */
   readonly method: string;
   /** The progress token the server put on it (kept as is: the client reports progress with it). */
   readonly progressToken?: ProgressToken;
+  /** When it was opened (the caller's clock, as passed to `openServerRequest`). */
   readonly openedAt: number;
+  /** `serverRequestTimeoutMs` after opening (progress does not move it); Infinity when disabled. */
   readonly deadline: number;
+  /** The router's own data, given at opening; the table never reads it. */
   readonly tag: T;
 }
 
@@ -88,14 +113,17 @@ type MutableClientEntry<T> = {
   -readonly [K in keyof ClientRequestEntry<T>]: ClientRequestEntry<T>[K];
 };
 
+/** `openClientRequest`'s answer: the new entry, or a refusal of a downstream id in flight. */
 export type OpenClientResult<T> =
   | { readonly ok: true; readonly entry: ClientRequestEntry<T> }
   | { readonly ok: false; readonly reason: 'duplicate-id' };
 
+/** `openServerRequest`'s answer: the new entry, or a refusal of a server id in flight on the link. */
 export type OpenServerResult<T> =
   | { readonly ok: true; readonly entry: ServerRequestEntry<T> }
   | { readonly ok: false; readonly reason: 'duplicate-id' };
 
+/** What `expire` removed, by why; each entry is in one list only. */
 export interface Expired<C, S> {
   /** Requests whose timeout passed: the client must get an error, the server a cancellation. */
   readonly timedOut: readonly ClientRequestEntry<C>[];
@@ -105,8 +133,11 @@ export interface Expired<C, S> {
   readonly serverTimedOut: readonly ServerRequestEntry<S>[];
 }
 
+/** What `closeSession` or `closeLink` removed: every entry of it, cancelled ones included. */
 export interface Released<C, S> {
+  /** Client->server requests, the cancelled ones awaiting a late response included. */
   readonly clientRequests: readonly ClientRequestEntry<C>[];
+  /** Server->client requests still waiting for the client. */
   readonly serverRequests: readonly ServerRequestEntry<S>[];
 }
 
@@ -120,6 +151,10 @@ function serverTokenKey(session: SessionKey, link: LinkId, token: ProgressToken)
   return session + SEP + link + SEP + tokenKey(token);
 }
 
+/**
+ * The table itself (contract above). `C` is the type of the router's tag on a client request, `S`
+ * on a server request. An unknown id is an answer (undefined), never a throw.
+ */
 export class CorrelationTable<C = unknown, S = unknown> {
   readonly #timeouts: CorrelationTimeouts;
   readonly #clientByDownstream = new Map<string, MutableClientEntry<C>>();
@@ -132,10 +167,12 @@ export class CorrelationTable<C = unknown, S = unknown> {
   readonly #linkCounters = new Map<LinkId, number>();
   readonly #sessionCounters = new Map<SessionKey, number>();
 
+  /** An empty table with `timeouts`, each one left out taken from `DEFAULT_TIMEOUTS`. */
   constructor(timeouts: Partial<CorrelationTimeouts> = {}) {
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...timeouts };
   }
 
+  /** The timeouts in force, defaults filled in. */
   get timeouts(): CorrelationTimeouts {
     return this.#timeouts;
   }
@@ -145,6 +182,7 @@ export class CorrelationTable<C = unknown, S = unknown> {
     return this.#clientByUpstream.size;
   }
 
+  /** Number of server->client requests waiting for the client. */
   get serverRequestCount(): number {
     return this.#serverByUpstream.size;
   }

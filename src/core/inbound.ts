@@ -16,14 +16,23 @@ import {
 } from '../protocol/jsonrpc/parse.js';
 import type { JsonRpcErrorObject, JsonRpcErrorResponse, JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 
+/**
+ * One element of a payload, read: a valid `message` for the router (with `raw`, the payload's text,
+ * when it came alone); a `reply` to send back to its sender (a broken request with a readable id);
+ * a `forward-error` (-32603 under a broken response's id, for the request it answers); or a
+ * `drop` (nothing answerable: the caller logs and counts it).
+ */
 export type InboundItem =
   | { readonly kind: 'message'; readonly message: JsonRpcMessage; readonly raw?: string }
   | { readonly kind: 'reply'; readonly response: JsonRpcErrorResponse }
   | { readonly kind: 'forward-error'; readonly response: JsonRpcErrorResponse }
   | { readonly kind: 'drop'; readonly error: JsonRpcErrorObject };
 
+/** What `readInbound` made of one payload. */
 export interface InboundPayload {
+  /** Whether the payload was a JSON array (a batch), refused or not. */
   readonly batch: boolean;
+  /** Its elements, read, in payload order; empty when `error` is set. */
   readonly items: readonly InboundItem[];
   /** Set when the payload as a whole is unusable (not JSON, refused batch, empty batch). */
   readonly error?: JsonRpcErrorObject;
@@ -36,8 +45,11 @@ export interface InboundPayload {
   readonly refusals?: readonly JsonRpcErrorResponse[];
 }
 
+/** How to read a payload: what the session's negotiated revision allows. */
 export interface InboundOptions {
+  /** Whether a batch is acceptable (MCP 2025-03-26 only); otherwise one is refused as a whole. */
   readonly allowBatch: boolean;
+  /** The revision, named in the error that refuses a batch. */
   readonly revision?: string;
   /**
    * Deepest nesting accepted in one message (`server.maxJsonDepth`); default
@@ -47,6 +59,10 @@ export interface InboundOptions {
   readonly maxDepth?: number;
 }
 
+/**
+ * Reads one payload's text into items (above). Text that is not JSON, or a batch refused as a
+ * whole, gives `error` and no items (with `refusals` for a refused batch's requests).
+ */
 export function readInbound(text: string, options: InboundOptions): InboundPayload {
   const json = readJson(text);
   if (!json.ok) return { batch: false, items: [], error: json.error };

@@ -43,6 +43,7 @@ export type ObservedOutcome = 'ok' | 'tool_error' | 'error' | 'refused' | 'cance
 
 /** What a request names, as the conventions see it: a tool, a prompt, or a resource. */
 export interface ObservedTarget {
+  /** Which: `tools/call` names a tool, `prompts/get` a prompt, the resource methods a resource. */
   readonly kind: 'tool' | 'prompt' | 'resource';
   /** The tool's or prompt's name, or the resource's URI, as the message carries it. */
   readonly name: string;
@@ -52,6 +53,7 @@ export interface ObservedTarget {
 export interface ObservedCall {
   /** The client's session, read live (its protocol version is the negotiated one once known). */
   readonly session: SessionView;
+  /** The request as the client sent it (the client's id, its names before any rewriting). */
   readonly request: JsonRpcRequest;
   /** The MEUP envelope id of the client's request (`switchboard trace follow <id>`). */
   readonly traceId: string;
@@ -61,6 +63,7 @@ export interface ObservedCall {
 
 /** How a client request ended (see `callEnded`). */
 export interface CallEnd {
+  /** How it ended (`ObservedOutcome`). */
   readonly outcome: ObservedOutcome;
   /** The JSON-RPC error code, for `error` and `refused`. */
   readonly errorCode?: number;
@@ -76,11 +79,13 @@ export interface CallEnd {
 
 /** A request the gateway sent to an upstream (see `upstreamStarted`). */
 export interface ObservedUpstreamRequest {
+  /** The upstream's configured name. */
   readonly upstream: string;
   /** The connection it went out on. */
   readonly link: LinkId;
-  /** The request as sent, before its id was rewritten for the upstream. */
+  /** The request's method. */
   readonly method: string;
+  /** The request as sent, before its id was rewritten for the upstream. */
   readonly request: JsonRpcRequest | undefined;
   /** The client call it serves (a forward, or a fan-out of the gateway's answer); absent for the gateway's own. */
   readonly call?: ObservedCall;
@@ -94,19 +99,25 @@ export interface ObservedUpstreamRequest {
 
 /** How an upstream request ended (see `upstreamEnded`). */
 export interface UpstreamEnd {
+  /** How it ended: never `refused` (interceptors see client calls, not these). */
   readonly outcome: ObservedOutcome;
+  /** The error code, for `error`: the upstream's, or the gateway's (a timeout, a failed send). */
   readonly errorCode?: number;
   /** The upstream's response, when it answered. */
   readonly response?: JsonRpcResponse;
+  /** From its entry in the correlation table to its end, in milliseconds. */
   readonly durationMs: number;
 }
 
 /** A client session as opened (see `sessionOpened`). */
 export interface ObservedSession {
+  /** The session's key in the router. */
   readonly key: SessionKey;
+  /** The transport the client came on. */
   readonly transport: TransportKind;
   /** The protocol version known when it opened (the default until `initialize` says otherwise). */
   readonly protocolVersion: ProtocolVersion;
+  /** Who the client is, as authentication established it; absent without authentication. */
   readonly principal?: string;
 }
 
@@ -114,6 +125,7 @@ export interface ObservedSession {
 export interface SessionEnd {
   /** The protocol version it ended with (the negotiated one). */
   readonly protocolVersion: ProtocolVersion;
+  /** Why it closed, as the transport that closed it said (free text, for logs). */
   readonly reason: string;
   /** Since `sessionOpened`; undefined when it opened before any observer was registered. */
   readonly durationMs: number | undefined;
@@ -121,9 +133,11 @@ export interface SessionEnd {
 
 /** An upstream connection (a router link). */
 export interface ObservedLink {
+  /** The link's id in the router, the same across its restarts. */
   readonly link: LinkId;
   /** The upstream's configured name. */
   readonly upstream: string;
+  /** The transport it speaks (stdio to a child, HTTP, …). */
   readonly transport: TransportKind;
 }
 
@@ -132,6 +146,7 @@ export type LinkPhase = 'starting' | 'ready' | 'restarting' | 'down';
 
 /** A link's new state (see `linkChanged`). */
 export interface LinkChange {
+  /** Its state now; `ready` is reported once per stay in it. */
   readonly phase: LinkPhase;
   /** Why it closed (`restarting`, `down`). */
   readonly reason?: string;
@@ -144,13 +159,21 @@ export interface LinkChange {
  * the router's turn, and must be quick: it runs on the forwarding path.
  */
 export interface CallObserver {
+  /** Names the observer in logs and in `observer_errors_total{observer}` when it throws. */
   readonly name: string;
+  /** A client request was taken by the router. */
   callStarted?(call: ObservedCall): void;
+  /** A client request ended, once, however it ended (`call` is the object `callStarted` got). */
   callEnded?(call: ObservedCall, end: CallEnd): void;
+  /** The gateway entered a request to an upstream in the correlation table. */
   upstreamStarted?(request: ObservedUpstreamRequest): void;
+  /** That request ended, once (`request` is the object `upstreamStarted` got). */
   upstreamEnded?(request: ObservedUpstreamRequest, end: UpstreamEnd): void;
+  /** A client session opened. */
   sessionOpened?(session: ObservedSession): void;
+  /** A client session closed. */
   sessionClosed?(session: ObservedSession, end: SessionEnd): void;
+  /** An upstream link changed state. */
   linkChanged?(link: ObservedLink, change: LinkChange): void;
 }
 
@@ -211,17 +234,23 @@ export class Observations {
   /** False while no observer is registered: the router skips every observation then. */
   active = false;
 
+  /** The router's observers, starting with `observers`; failures go to `logger` and `metrics`. */
   constructor(logger: Logger, metrics: Metrics, observers: readonly CallObserver[] = []) {
     this.#logger = logger;
     this.#metrics = metrics;
     for (const observer of observers) this.add(observer);
   }
 
+  /** Registers `observer` (after the others: it is called last) and sets `active`. */
   add(observer: CallObserver): void {
     this.#observers = [...this.#observers, observer];
     this.active = true;
   }
 
+  /**
+   * Unregisters `observer`. When none is left, `active` turns false and the open sessions' and
+   * ready links' start times are forgotten (their later ends carry no duration).
+   */
   remove(observer: CallObserver): void {
     this.#observers = this.#observers.filter((o) => o !== observer);
     this.active = this.#observers.length > 0;
@@ -230,6 +259,7 @@ export class Observations {
     this.#readySince.clear();
   }
 
+  /** Reports a client request taken to every observer. */
   callStarted(call: ObservedCall): void {
     for (const o of this.#observers) {
       if (o.callStarted === undefined) continue;
@@ -241,6 +271,7 @@ export class Observations {
     }
   }
 
+  /** Reports a client request's end to every observer; the router calls it once per call. */
   callEnded(call: ObservedCall, end: CallEnd): void {
     for (const o of this.#observers) {
       if (o.callEnded === undefined) continue;
@@ -294,6 +325,7 @@ export class Observations {
     }
   }
 
+  /** Reports a session opened, and notes when, for its duration at `sessionClosed`. */
   sessionOpened(session: ObservedSession): void {
     this.#opened.set(session.key, performance.now());
     for (const o of this.#observers) {
@@ -306,6 +338,7 @@ export class Observations {
     }
   }
 
+  /** Reports a session closed, with the version it ended with, `reason`, and its duration if known. */
   sessionClosed(session: ObservedSession, protocolVersion: ProtocolVersion, reason: string): void {
     const openedAt = this.#opened.get(session.key);
     this.#opened.delete(session.key);

@@ -32,16 +32,21 @@ export interface HopEvent {
   readonly id: string;
   /** The message as it crossed this hop. */
   readonly message: JsonRpcMessage;
+  /** `client->server` on the way from a client toward an upstream, `server->client` the other way. */
   readonly direction: Direction;
   /** Participant ids: `client-<session>`, `gateway`, `server-<name>`. */
   readonly from: string;
+  /** The participant id of the receiving side (see `from`). */
   readonly to: string;
   /** The MEUP context of this hop. */
   readonly context: string;
   /** The envelopes this hop answers or derives from (MEUP `correlation_id`); absent when none. */
   readonly correlationId?: readonly string[];
+  /** The session the hop is traced under: a client session's key, or `gateway` for the gateway's own. */
   readonly session: SessionKey;
+  /** The transport of the hop's far side: the client's for a hop to or from a client, else the upstream's. */
   readonly transport: TransportContext;
+  /** The upstream's configured name, for a hop to or from one (and a client's final response). */
   readonly upstream?: string;
   /** `JSON.stringify(message)`, when the gateway already had it. */
   readonly payloadJson?: string;
@@ -65,13 +70,16 @@ export interface HopEvent {
   readonly meup: MeupEnvelope;
 }
 
+/** An observer of hops, added to the `TapBus`: it sees every hop (or its `methods`') and steers none. */
 export interface Tap {
+  /** Names the tap in logs and in `tap_errors_total{tap}` when it throws. */
   readonly name: string;
   /**
    * When given, the tap sees only messages with one of these methods (requests and
    * notifications), and hops of other messages are not built for it. Without it, every hop.
    */
   readonly methods?: readonly string[];
+  /** Called synchronously for each hop it sees; its return is ignored and a throw is caught. */
   observe(event: HopEvent): void;
 }
 
@@ -79,29 +87,19 @@ export interface Tap {
 export interface HopSession {
   /** The id the client knows the session by (its `Mcp-Session-Id`, else the internal key). */
   readonly id: string;
+  /** The session's protocol version at the hop (the negotiated one once known). */
   readonly protocolVersion: ProtocolVersion;
+  /** Where the session was in its life at the hop. */
   readonly state: SessionState;
 }
 
-/** What the router knows about a hop; {@link LazyHopEvent} derives the envelopes from it. */
-export interface HopFields {
-  readonly id: string;
-  readonly message: JsonRpcMessage;
-  readonly direction: Direction;
-  readonly from: string;
-  readonly to: string;
-  readonly context: string;
-  readonly correlationId?: readonly string[] | undefined;
-  readonly session: SessionKey;
-  /** The client session involved, if any; absent for the gateway's own traffic. */
+/**
+ * What the router knows about a hop: a `HopEvent`'s plain fields; {@link LazyHopEvent} derives the
+ * envelopes from them.
+ */
+export interface HopFields extends Omit<HopEvent, 'envelope' | 'meup' | 'sessionContext'> {
+  /** The client session involved; undefined for the gateway's own traffic (required: every builder says). */
   readonly sessionContext: HopSession | undefined;
-  readonly transport: TransportContext;
-  readonly upstream?: string | undefined;
-  readonly payloadJson?: string | undefined;
-  readonly resultAt?: number | undefined;
-  readonly resultIsError?: boolean | undefined;
-  readonly receivedAt: number;
-  readonly sentAt?: number | undefined;
 }
 
 /**
@@ -109,25 +107,41 @@ export interface HopFields {
  * the plain fields, and a tap that wants the envelopes pays for them alone.
  */
 export class LazyHopEvent implements HopEvent {
+  /** The hop's MEUP envelope id. */
   readonly id: string;
+  /** The message as it crossed the hop. */
   readonly message: JsonRpcMessage;
+  /** Which way the message went (`HopEvent.direction`). */
   readonly direction: Direction;
+  /** The sending participant's id. */
   readonly from: string;
+  /** The receiving participant's id. */
   readonly to: string;
+  /** The hop's MEUP context. */
   readonly context: string;
+  /** The envelope ids the hop answers or follows; absent when none (an empty list is left out). */
   readonly correlationId?: readonly string[];
+  /** The session the hop is traced under. */
   readonly session: SessionKey;
+  /** The transport of the hop's far side (`HopEvent.transport`). */
   readonly transport: TransportContext;
+  /** The upstream's configured name, when the hop has one. */
   readonly upstream?: string;
+  /** The message's JSON text, when the gateway had it. */
   readonly payloadJson?: string;
+  /** Where the result starts in `payloadJson` (`HopEvent.resultAt`). */
   readonly resultAt?: number;
+  /** With `resultAt` (and only then, as a boolean): the result says `isError: true`. */
   readonly resultIsError?: boolean;
+  /** Epoch ms (fractional) the gateway read the message. */
   readonly receivedAt: number;
+  /** Epoch ms (fractional) the gateway wrote it to the next hop. */
   readonly sentAt?: number;
   readonly #sessionContext: HopSession | undefined;
   #envelope: MessageEnvelope | undefined;
   #meup: MeupEnvelope | undefined;
 
+  /** Copies `fields`, leaving out the optional ones that are undefined; builds no envelope yet. */
   constructor(fields: HopFields) {
     this.id = fields.id;
     this.message = fields.message;
@@ -150,10 +164,15 @@ export class LazyHopEvent implements HopEvent {
     this.#sessionContext = fields.sessionContext;
   }
 
+  /** The client session as it was at the hop; undefined for the gateway's own traffic. */
   get sessionContext(): HopSession | undefined {
     return this.#sessionContext;
   }
 
+  /**
+   * The hop as a `MessageEnvelope`, built on first access and kept; without a client session, one
+   * with the default revision, `active`.
+   */
   get envelope(): MessageEnvelope {
     if (this.#envelope === undefined) {
       const session = this.#sessionContext;
@@ -173,6 +192,7 @@ export class LazyHopEvent implements HopEvent {
     return this.#envelope;
   }
 
+  /** The hop as a MEUP envelope, built on first access and kept; its `ts` is `sentAt`, else `receivedAt`. */
   get meup(): MeupEnvelope {
     if (this.#meup === undefined) {
       this.#meup = meupEnvelope({
@@ -194,6 +214,10 @@ export const HOP_CHANNEL = 'switchboard:hop';
 
 const hopChannel = diagnosticsChannel.channel(HOP_CHANNEL);
 
+/**
+ * The taps of one router, and the one place that calls them: first those of every hop, then those
+ * of the message's method, each in the order added. A tap that throws is counted, logged once, never rethrown.
+ */
 export class TapBus {
   /** Taps that see every hop. */
   readonly #all: Tap[] = [];
@@ -203,6 +227,7 @@ export class TapBus {
   readonly #metrics: Metrics;
   readonly #failedOnce = new Set<string>();
 
+  /** A bus with `taps`; tap failures go to `logger` (once per tap) and `metrics`. */
   constructor(logger: Logger, metrics: Metrics, taps: readonly Tap[] = []) {
     this.#logger = logger;
     this.#metrics = metrics;
@@ -221,6 +246,7 @@ export class TapBus {
     return 'method' in message && this.#byMethod.has(message.method);
   }
 
+  /** Adds `tap`, for every hop or, with `methods`, for those methods only. */
   add(tap: Tap): void {
     if (tap.methods === undefined) {
       this.#all.push(tap);
@@ -233,6 +259,7 @@ export class TapBus {
     }
   }
 
+  /** Removes `tap`; it sees no later hop. Removing one never added does nothing. */
   remove(tap: Tap): void {
     const i = this.#all.indexOf(tap);
     if (i >= 0) this.#all.splice(i, 1);
@@ -243,6 +270,10 @@ export class TapBus {
     }
   }
 
+  /**
+   * Hands `event` to the hop channel's subscribers, then to every tap that sees it; returns after
+   * all of them, never throwing for a tap (a channel subscriber's throw is Node's business).
+   */
   emit(event: HopEvent): void {
     if (hopChannel.hasSubscribers) hopChannel.publish(event);
     for (const tap of this.#all) this.#observe(tap, event);

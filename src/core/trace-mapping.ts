@@ -22,6 +22,7 @@ export const GATEWAY_TRACE_SESSION: SessionKey = GATEWAY_PARTICIPANT;
 
 const CLIENT_PREFIX = 'client-';
 
+/** The participant id of a client session: `client-<session>`. */
 export function clientParticipant(session: SessionKey): string {
   return `${CLIENT_PREFIX}${session}`;
 }
@@ -31,6 +32,7 @@ export function isClientParticipant(id: string): boolean {
   return id.startsWith(CLIENT_PREFIX);
 }
 
+/** The participant id of an upstream, by its configured name: `server-<name>`. */
 export function serverParticipant(upstreamName: string): string {
   return `server-${upstreamName}`;
 }
@@ -46,6 +48,10 @@ export function wallNow(): number {
   return performance.timeOrigin + performance.now();
 }
 
+/**
+ * The MEUP envelope of one hop: `message` as payload, `to` as the only recipient, `wall` (epoch ms)
+ * as its ISO `ts`, the kind from `mcpKind`; `correlationId` is left out when empty.
+ */
 export function meupEnvelope(params: {
   readonly id: string;
   readonly wall: number;

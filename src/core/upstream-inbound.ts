@@ -206,18 +206,7 @@ export class UpstreamInbound {
     raw: string | undefined,
   ): void {
     const entry = response.id === null ? undefined : this.#o.table.takeServerResponse(link.id, response.id);
-    const traceId = newEnvelopeId();
-    const traceSession = entry ? this.#o.sessions.get(entry.tag.traceSession) : undefined;
-    this.#o.hop(
-      fromUpstreamHop(link.name, meta.transport, traceSession, entry?.tag.traceSession, {
-        id: traceId,
-        message: response,
-        context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
-        receivedAt,
-        raw,
-        correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
-      }),
-    );
+    const traceId = this.#hopOfCall(link, meta, response, entry, receivedAt, raw);
     if (!entry) {
       this.#o.metrics.inc('orphan_responses_total', { direction: 'server->client', upstream: link.name });
       this.#o.logger.warn(
@@ -232,11 +221,7 @@ export class UpstreamInbound {
       entry.tag.internal.resolve({ response, traceId });
       return;
     }
-    if (entry.cancelled) {
-      this.#o.metrics.inc('late_responses_total', { upstream: link.name });
-      return;
-    }
-    const session = this.#o.sessions.get(entry.session);
+    const session = this.#deliverable(entry, link, 'late_responses_total');
     if (!session) return;
     if (entry.method === 'initialize' && 'result' in response && isObject(response.result)) {
       const version = response.result.protocolVersion;
@@ -246,6 +231,56 @@ export class UpstreamInbound {
     if (!call) return;
     const payload = 'error' in response ? { error: response.error } : { result: response.result };
     this.#o.answered(call, payload, traceId, link.name);
+  }
+
+  /**
+   * Records `message` from `link` (a response or progress) as its hop, under a fresh envelope id it
+   * returns: in the context of client request `entry` and after its gateway->upstream hop, or, for
+   * no entry, as the gateway's own traffic.
+   */
+  #hopOfCall(
+    link: Link,
+    meta: InboundMeta,
+    message: JsonRpcMessage,
+    entry: ClientRequestEntry<ClientTag> | undefined,
+    receivedAt: number,
+    raw: string | undefined,
+  ): string {
+    const traceId = newEnvelopeId();
+    this.#o.hop(
+      fromUpstreamHop(
+        link.name,
+        meta.transport,
+        entry ? this.#o.sessions.get(entry.tag.traceSession) : undefined,
+        entry?.tag.traceSession,
+        {
+          id: traceId,
+          message,
+          context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
+          receivedAt,
+          raw,
+          correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
+        },
+      ),
+    );
+    return traceId;
+  }
+
+  /**
+   * The session to hand what answers or concerns client request `entry` to: none when the client
+   * cancelled it (counted as `cancelledCounter{upstream}`: it asked to hear no more of it) or its
+   * session has ended.
+   */
+  #deliverable(
+    entry: ClientRequestEntry<ClientTag>,
+    link: Link,
+    cancelledCounter: 'late_responses_total' | 'progress_after_cancel_total',
+  ): Session<ClientCall> | undefined {
+    if (entry.cancelled) {
+      this.#o.metrics.inc(cancelledCounter, { upstream: link.name });
+      return undefined;
+    }
+    return this.#o.sessions.get(entry.session);
   }
 
   /** A notification from an upstream: progress, a server's cancellation of its own request, or anything else. */
@@ -274,33 +309,13 @@ export class UpstreamInbound {
     const token = progressNotificationToken(notification);
     const entry =
       token === undefined ? undefined : this.#o.table.routeProgress(link.id, token, performance.now());
-    const traceId = newEnvelopeId();
-    this.#o.hop(
-      fromUpstreamHop(
-        link.name,
-        meta.transport,
-        entry ? this.#o.sessions.get(entry.tag.traceSession) : undefined,
-        entry?.tag.traceSession,
-        {
-          id: traceId,
-          message: notification,
-          context: entry ? entry.tag.context : GATEWAY_TRACE_SESSION,
-          receivedAt,
-          raw,
-          correlation: entry ? [entry.tag.upstreamTraceId] : undefined,
-        },
-      ),
-    );
+    const traceId = this.#hopOfCall(link, meta, notification, entry, receivedAt, raw);
     if (!entry || entry.downstreamProgressToken === undefined || entry.tag.internal) {
       this.#o.metrics.inc('progress_unroutable_total', { direction: 'server->client', upstream: link.name });
       return;
     }
-    if (entry.cancelled) {
-      // Recorded above in the cancelled request's context; the client asked to hear no more of it.
-      this.#o.metrics.inc('progress_after_cancel_total', { upstream: link.name });
-      return;
-    }
-    const session = this.#o.sessions.get(entry.session);
+    // A cancelled request's progress is recorded above in its context; its client asked to hear no more of it.
+    const session = this.#deliverable(entry, link, 'progress_after_cancel_total');
     if (!session) return;
     this.#o.deliver(
       session,

@@ -3,6 +3,7 @@
  * best-effort deliveries...). Cheap enough for the hot path: one Map lookup per increment.
  * Exporters (Prometheus, OpenTelemetry) read `snapshot()`.
  */
+/** A counter's labels, by name. */
 export type Labels = Readonly<Record<string, string>>;
 
 /** The canonical key of a label set: names sorted, values JSON-quoted. */
@@ -42,15 +43,21 @@ function keyOf(name: string, labels?: Labels): string {
   return node.key;
 }
 
+/** One counter at one label set, as `snapshot` reads it. */
 export interface CounterSample {
+  /** The counter's name (e.g. `tap_errors_total`). */
   readonly name: string;
+  /** Its labels, as the first increment gave them. */
   readonly labels: Labels;
+  /** Its total so far. */
   readonly value: number;
 }
 
+/** The gateway's counters, in memory, created on their first increment and never reset. */
 export class Metrics {
   readonly #counters = new Map<string, { name: string; labels: Labels; value: number }>();
 
+  /** Adds `by` (1 by default) to counter `name` at `labels` (the order of the labels does not matter). */
   inc(name: string, labels?: Labels, by = 1): void {
     const key = keyOf(name, labels);
     const entry = this.#counters.get(key);
@@ -58,6 +65,7 @@ export class Metrics {
     else this.#counters.set(key, { name, labels: labels ?? {}, value: by });
   }
 
+  /** The value of counter `name` at exactly `labels`; 0 if never counted. */
   get(name: string, labels?: Labels): number {
     return this.#counters.get(keyOf(name, labels))?.value ?? 0;
   }
@@ -69,6 +77,7 @@ export class Metrics {
     return sum;
   }
 
+  /** Every counter at every label set, copied: a later increment does not change them. */
   snapshot(): CounterSample[] {
     return [...this.#counters.values()].map((e) => ({ ...e }));
   }

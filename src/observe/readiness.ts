@@ -41,7 +41,9 @@ export type UpstreamReadyState = 'ready' | 'starting' | 'restarting' | 'down' | 
 
 /** One upstream in a snapshot. */
 export interface UpstreamStatus {
+  /** Its configured name. */
   readonly name: string;
+  /** What it is doing now; `ready` and `idle` can serve. */
   readonly state: UpstreamReadyState;
   /** `upstreams.<name>.required`: whether the gateway is not ready without it. */
   readonly required: boolean;
@@ -77,34 +79,47 @@ export interface TraceReadiness {
 export interface ReadinessSnapshot {
   /** Now, in ms since the epoch (the `since` and `lastFailureAt` clock). */
   readonly now: number;
+  /** Whether the gateway is shutting down (not ready, whatever else holds). */
   readonly draining: boolean;
+  /** Every configured upstream; none at all is no problem. */
   readonly upstreams: readonly UpstreamStatus[];
+  /** The audit ledger; absent when it is off. */
   readonly ledger?: LedgerReadiness | undefined;
+  /** The trace recorder; absent when the trace is off. */
   readonly trace?: TraceReadiness | undefined;
 }
 
 /** What makes the gateway not ready: `check` names the part, `message` says what is wrong. */
 export interface ReadinessProblem {
+  /** The part at fault: `upstreams` when none can serve, `upstream` for one required one. */
   readonly check: 'draining' | 'upstreams' | 'upstream' | 'ledger' | 'trace';
   /** The upstream, for `check: 'upstream'`. */
   readonly upstream?: string;
+  /** What is wrong, in a sentence for a person. */
   readonly message: string;
 }
 
 /** An upstream that cannot serve now, as `/ready` reports it. */
 export interface DegradedUpstream {
+  /** Its configured name. */
   readonly name: string;
+  /** What it is doing (`starting`, `restarting` or `down`). */
   readonly state: UpstreamReadyState;
+  /** Whether the gateway is not ready without it. */
   readonly required: boolean;
+  /** The protocol era it speaks, once known. */
   readonly era?: string;
   /** When it entered `state`, ISO 8601. */
   readonly since?: string;
+  /** Why its last connection closed or failed, cut to 300 characters. */
   readonly lastError?: string;
+  /** Restarts of its current connection so far. */
   readonly restarts: number;
 }
 
 /** The verdict and the body of `/ready`. */
 export interface Readiness {
+  /** The verdict (the rule in the file comment): `not_ready` answers 503, the others 200. */
   readonly status: 'ready' | 'degraded' | 'not_ready';
   /** Why the gateway is not ready (empty unless `status` is `not_ready`). */
   readonly problems: readonly ReadinessProblem[];
@@ -112,7 +127,9 @@ export interface Readiness {
   readonly degraded: readonly DegradedUpstream[];
   /** Upstreams that can serve (`ready` or `idle`), of how many. */
   readonly upstreams: { readonly serving: number; readonly total: number };
+  /** The audit ledger: `failing_closed` refuses T1+ calls (and makes the gateway not ready). */
   readonly ledger: 'ok' | 'failing_closed' | 'off';
+  /** The trace: `failing` within the hold after a failed write, `dropping` while its buffer is full. */
   readonly trace: 'ok' | 'failing' | 'dropping' | 'off';
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Tape, TapeDirection, TapeMessage } from './tape-format.js';
 
+/** One request of a tape and the lines that belong to it. */
 export interface TapeCall {
   /** The request's line. */
   readonly request: TapeMessage;

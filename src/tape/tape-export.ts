@@ -32,11 +32,13 @@ import type { TapeEntry } from './tape-writer.js';
 /** The revision of the stateless era, whose sessions have no `initialize`. */
 const STATELESS_REVISION = '2026-07-28';
 
+/** What `exportTape` exports, and how. */
 export interface ExportOptions {
   /** A session key, an `Mcp-Session-Id`, or a context (`<session>/<request-envelope-id>`). */
   readonly target: string;
   /** The upstream whose side is exported; required when the session talked to several. */
   readonly upstream?: string;
+  /** Write the tape even when the trace cannot give some messages whole, listing them in its header. */
   readonly allowIncomplete?: boolean;
   /**
    * Cuts secret-shaped values as `tape record` does (undefined: kept). A trace kept `full` holds

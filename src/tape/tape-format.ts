@@ -58,10 +58,13 @@ export interface TapeIncomplete {
 
 /** Line 1. */
 export interface TapeHeader {
+  /** The format's version (`TAPE_VERSION`); a reader refuses another. */
   readonly tape: typeof TAPE_VERSION;
+  /** Marks the header line. */
   readonly kind: 'header';
   /** ISO 8601, when the first message crossed. */
   readonly recordedAt: string;
+  /** Where the tape came from (`tape record`, or an export of a trace). */
   readonly source: TapeSource;
   /** The revision the server spoke (`2026-07-28` for a stateless-era server). */
   readonly protocolVersion: string;
@@ -77,12 +80,15 @@ export interface TapeHeader {
 
 /** Every later line: one JSON-RPC message as the server saw it. */
 export interface TapeMessage {
+  /** Marks a message line. */
   readonly kind: 'message';
   /** 1, 2, 3… in file order. */
   readonly seq: number;
   /** Milliseconds since the tape's first message (fractional allowed, never negative). */
   readonly t: number;
+  /** Who sent it: `c2s` the client, `s2c` the server. */
   readonly dir: TapeDirection;
+  /** The message as the server saw it (redacted where the header's `redactions` say). */
   readonly message: JsonRpcMessage;
   /**
    * For a response: the `seq` of its request. For a message sent during a call (progress,
@@ -100,12 +106,16 @@ export interface TapeMessage {
  * that filled, a copy that stopped): the reader refuses it rather than replay half a session.
  */
 export interface TapeEnd {
+  /** Marks the end line. */
   readonly kind: 'end';
   /** How many message lines the tape holds. */
   readonly messages: number;
 }
 
+/** A whole tape, read or built: its header and its message lines in `seq` order (the end line implied). */
 export interface Tape {
+  /** Line 1. */
   readonly header: TapeHeader;
+  /** Every message line, `seq` 1, 2, 3… */
   readonly messages: readonly TapeMessage[];
 }

@@ -66,11 +66,13 @@ export class ContextCalls {
 
 /** What the header needs that the hops do not say. */
 export interface TapeHeaderFacts {
+  /** Where the tape comes from, for the header. */
   readonly source: TapeSource;
   /** The revision when no initialize was seen (a stateless-era session). */
   readonly protocolVersion?: string;
   /** The server's initialize result when the tape holds no handshake (an export from `serve`). */
   readonly serverInitialize?: JsonObject;
+  /** Messages the source could not give whole (an export); none when left out. */
   readonly incomplete?: readonly TapeIncomplete[];
   /** Redactions already made by the source (a trace kept redacted). */
   readonly redactions?: readonly TapeRedaction[];
@@ -139,15 +141,18 @@ export function handshakeOf(messages: readonly TapeMessage[]): { client?: JsonOb
  * Observing costs one array push; `tape()` builds the tape (redacted unless no redactor).
  */
 export class TapeRecorderTap implements Tap {
+  /** The tap's name (`Tap.name`). */
   readonly name = 'tape';
   readonly #upstream: string;
   readonly #entries: TapeEntry[] = [];
   readonly #contexts = new ContextCalls();
 
+  /** A recorder of the hops to and from the upstream named `upstream`; others are passed over. */
   constructor(upstream: string) {
     this.#upstream = upstream;
   }
 
+  /** Keeps `event` when it is a hop between the gateway and the upstream, with its call's `re`. */
   observe(event: HopEvent): void {
     const dir = upstreamSide(event, this.#upstream);
     if (dir === undefined) return;
@@ -170,6 +175,7 @@ export class TapeRecorderTap implements Tap {
     return this.#entries.length;
   }
 
+  /** The tape of what was recorded so far (`buildTape`); recording may go on. */
   tape(facts: TapeHeaderFacts, redactor: MessageRedactor | undefined): Tape {
     return buildTape(this.#entries, facts, redactor);
   }

@@ -20,6 +20,7 @@ import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 
 /** One cut: a JSON Pointer into the message and the kind of rule that cut there. */
 export interface MessageCut {
+  /** Where, as a JSON Pointer into the message (`/params/arguments/token`). */
   readonly path: string;
   /** `secret-name`: a member whose name looks secret; `secret-shape`: a credential inside a string. */
   readonly rule: 'secret-name' | 'secret-shape';
@@ -28,6 +29,7 @@ export interface MessageCut {
 /** Members of MCP messages that look secret by name but are the protocol's. */
 const PROTOCOL_KEYS = ['progressToken', 'nextCursor', 'cursor', 'maxTokens', 'sessionId'];
 
+/** Cuts secret-looking values out of a message: the message as cut (the same one when nothing was), and where. */
 export type MessageRedactor = (message: JsonRpcMessage) => {
   readonly message: JsonRpcMessage;
   readonly cuts: readonly MessageCut[];

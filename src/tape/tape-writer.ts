@@ -40,13 +40,17 @@ export function writeTapeFile(path: string, tape: Tape): void {
 
 /** A message handed to the builder. */
 export interface TapeEntry {
+  /** Who sent it. */
   readonly dir: TapeDirection;
+  /** The message, as it goes on the tape. */
   readonly message: JsonRpcMessage;
   /** Monotonic milliseconds (any origin: `performance.now()`, a trace's `received`). */
   readonly at: number;
   /** The call it belongs to, when the caller knows better than ids and progress tokens. */
   readonly re?: number;
+  /** The hop's MEUP envelope id, when known; copied to the line. */
   readonly envelope?: string;
+  /** The hop's MEUP context, when known; copied to the line. */
   readonly context?: string;
 }
 
@@ -87,6 +91,7 @@ export class TapeBuilder {
     return line;
   }
 
+  /** The lines added so far, in order (the builder's own list: read, do not keep). */
   get messages(): readonly TapeMessage[] {
     return this.#messages;
   }
@@ -96,6 +101,7 @@ export class TapeBuilder {
     return this.#open[dir].get(idKey(id));
   }
 
+  /** A frozen tape of `header` and a copy of the lines added so far. */
   tape(header: TapeHeader): Tape {
     return Object.freeze({ header, messages: Object.freeze([...this.#messages]) });
   }

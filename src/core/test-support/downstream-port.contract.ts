@@ -20,6 +20,7 @@ import type { Delivery, DownstreamPort } from '../ports.js';
 
 /** A started transport and the real client on its other end. */
 export interface DownstreamClient {
+  /** The transport's port for the client's session: what the suite sends through and tests. */
   readonly port: DownstreamPort;
   /**
    * The client sends request `id` (method `contract/call`) on its own (one line, one POST);
@@ -47,6 +48,7 @@ export interface DownstreamClient {
   dispose(): Promise<void>;
 }
 
+/** Starts a fresh transport and its client for one test; the suite disposes of it after. */
 export type OpenDownstreamClient = () => Promise<DownstreamClient>;
 
 async function until<T>(check: () => T | undefined | false, what: string, timeoutMs = 5000): Promise<T> {

@@ -25,6 +25,7 @@ import type { UpstreamClose, UpstreamTransport } from '../ports.js';
  * (`{ echo: method }`), accepts notifications and responses, and records what it received.
  */
 export interface UpstreamPeer {
+  /** The transport under test, connected to the peer; the suite starts and closes it. */
   readonly transport: UpstreamTransport;
   /**
    * The method of a notification the peer sends as soon as a connection exists, before anything
@@ -47,6 +48,7 @@ export interface UpstreamPeer {
   dispose(): Promise<void>;
 }
 
+/** Makes a fresh `UpstreamPeer` for one test; the suite disposes of it after. */
 export type OpenUpstreamPeer = () => Promise<UpstreamPeer>;
 
 /** What the owner saw, in order. */

@@ -7,17 +7,14 @@
  * backoff), and serves again, with no route spinning.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULTS } from '../../config/defaults.js';
-import type { StdioUpstreamConfig } from '../../config/types.js';
 import type { Delivery } from '../../core/ports.js';
 import { Router } from '../../core/router.js';
 import { MemoryLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
-import { childEnvironment } from '../../transports/stdio/child-env.js';
-import { SupervisedUpstream } from '../../transports/stdio/supervised-upstream.js';
 import { PoolLeaseInterceptor } from './pool-lease-interceptor.js';
 import { ServeResolver } from './serve-resolver.js';
+import { nodeUpstreamConfig, supervisedNodeChild } from './test-support/node-upstream.js';
 import { UpstreamManager } from './upstream-manager.js';
 
 /**
@@ -62,9 +59,7 @@ afterEach(async () => {
 type Answer = { id: number; result?: { pid: number; client?: { by: string } }; error?: { code: number } };
 
 function make(bounds: { max?: number; queueTimeoutMs?: number } = {}) {
-  const config: StdioUpstreamConfig = {
-    name: 'up',
-    transport: 'stdio',
+  const config = nodeUpstreamConfig(SERVER, {
     sharing: 'pooled',
     pool: {
       max: bounds.max ?? 2,
@@ -72,20 +67,7 @@ function make(bounds: { max?: number; queueTimeoutMs?: number } = {}) {
       queueTimeoutMs: bounds.queueTimeoutMs ?? 5_000,
       maxQueued: 10,
     },
-    maxMessageBytes: 64 * 1024,
-    required: false,
-    maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
-    command: process.execPath,
-    args: ['-e', SERVER],
-    env: {},
-    passEnv: [],
-    restart: {
-      enabled: true,
-      initialDelayMs: 300,
-      maxDelayMs: 10_000,
-      maxRestarts: Number.POSITIVE_INFINITY,
-    },
-  };
+  });
   const logger = new MemoryLogger();
   const metrics = new Metrics();
   let resolver: ServeResolver | undefined;
@@ -127,26 +109,7 @@ function make(bounds: { max?: number; queueTimeoutMs?: number } = {}) {
     logger,
     metrics,
     gatewayVersion: '0.0.0-test',
-    makeLink: (params) =>
-      new SupervisedUpstream({
-        router,
-        link: params.link,
-        child: {
-          name: config.name,
-          command: config.command,
-          args: config.args,
-          env: childEnvironment({}),
-          maxMessageBytes: config.maxMessageBytes,
-          shutdownGraceMs: 500,
-        },
-        logger,
-        metrics,
-        restart: true,
-        maxRestarts: config.restart.maxRestarts,
-        backoff: { initialMs: config.restart.initialDelayMs, maxMs: 10_000, stableMs: 60_000 },
-        initialize: params.initialize,
-        onstop: params.onstop,
-      }),
+    makeLink: (params) => supervisedNodeChild(config, params, router, logger, metrics),
   });
   resolver = new ServeResolver({
     manager,

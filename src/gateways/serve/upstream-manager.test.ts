@@ -8,16 +8,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULTS } from '../../config/defaults.js';
-import type { StdioUpstreamConfig } from '../../config/types.js';
 import type { Delivery } from '../../core/ports.js';
 import { type RequestResolver, Router } from '../../core/router.js';
 import { gatewayError } from '../../errors/to-jsonrpc-error.js';
 import { MemoryLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
-import { childEnvironment } from '../../transports/stdio/child-env.js';
-import { SupervisedUpstream } from '../../transports/stdio/supervised-upstream.js';
+import { nodeUpstreamConfig, supervisedNodeChild } from './test-support/node-upstream.js';
 import { type LinkLookup, UpstreamManager } from './upstream-manager.js';
 
 /**
@@ -58,24 +55,12 @@ function make(
   const dir = mkdtempSync(join(tmpdir(), 'sb-manager-'));
   dirs.push(dir);
   const doomed = join(dir, 'doomed');
-  const config: StdioUpstreamConfig = {
-    name: 'up',
-    transport: 'stdio',
+  const config = nodeUpstreamConfig(SERVER, {
     sharing: options.sharing ?? 'shared',
-    maxMessageBytes: 64 * 1024,
-    required: false,
-    maxStdinBufferBytes: DEFAULTS.upstream.maxStdinBufferBytes,
-    command: process.execPath,
-    args: ['-e', SERVER, doomed],
-    env: {},
-    passEnv: [],
-    restart: {
-      enabled: true,
-      initialDelayMs: options.initialDelayMs ?? 300,
-      maxDelayMs: 10_000,
-      maxRestarts: options.maxRestarts ?? Number.POSITIVE_INFINITY,
-    },
-  };
+    scriptArgs: [doomed],
+    ...(options.initialDelayMs === undefined ? {} : { initialDelayMs: options.initialDelayMs }),
+    ...(options.maxRestarts === undefined ? {} : { maxRestarts: options.maxRestarts }),
+  });
   const logger = new MemoryLogger();
   const metrics = new Metrics();
   let manager: UpstreamManager | undefined;
@@ -107,26 +92,7 @@ function make(
     metrics,
     gatewayVersion: '0.0.0-test',
     ...(options.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: options.readyTimeoutMs }),
-    makeLink: (params) =>
-      new SupervisedUpstream({
-        router: params.host,
-        link: params.link,
-        child: {
-          name: config.name,
-          command: config.command,
-          args: config.args,
-          env: childEnvironment({}),
-          maxMessageBytes: config.maxMessageBytes,
-          shutdownGraceMs: 500,
-        },
-        logger,
-        metrics,
-        restart: true,
-        maxRestarts: config.restart.maxRestarts,
-        backoff: { initialMs: config.restart.initialDelayMs, maxMs: 10_000, stableMs: 60_000 },
-        initialize: params.initialize,
-        onstop: params.onstop,
-      }),
+    makeLink: (params) => supervisedNodeChild(config, params, params.host, logger, metrics),
   });
   managers.push(manager);
   const call = (id: number, method: string) =>

@@ -21,6 +21,10 @@ export const DEFAULT_PASS_ENV: readonly string[] =
       ]
     : ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ'];
 
+/**
+ * The child's environment: `DEFAULT_PASS_ENV` and `passEnv` taken from `source` where set there,
+ * then `env` over them. Nothing else of `source` is passed.
+ */
 export function childEnvironment(
   options: { readonly passEnv?: readonly string[]; readonly env?: Readonly<Record<string, string>> },
   source: NodeJS.ProcessEnv = process.env,

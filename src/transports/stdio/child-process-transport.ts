@@ -36,15 +36,23 @@ import { judgeOversized } from '../oversized.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, StreamBound } from '../stream-bound.js';
 import { LineDecoder } from './line-decoder.js';
 
+/** What to run and how to talk to it. */
 export interface ChildProcessOptions {
+  /** The upstream's configured name, in logs, counters and errors. */
   readonly name: string;
+  /** The program to spawn (no shell). */
   readonly command: string;
+  /** Its arguments. */
   readonly args: readonly string[];
+  /** Its working directory; the gateway's when left out. */
   readonly cwd?: string;
   /** The complete environment of the child (build it with `childEnvironment`). */
   readonly env: Readonly<Record<string, string>>;
+  /** Longest stdout line taken as a message; a longer one is dropped (`oversized.ts`). */
   readonly maxMessageBytes: number;
+  /** Where the child's stderr lines and the transport's own events are logged. */
   readonly logger: Logger;
+  /** Where write failures and stdin backpressure are counted. */
   readonly metrics: Metrics;
   /** Milliseconds between the steps of the shutdown sequence (default 2000, as the MCP SDK). */
   readonly shutdownGraceMs?: number;
@@ -66,9 +74,13 @@ const STDERR_LINE_LIMIT = 8192;
 /** Numbers the transports of a process, so that each holds a gate under a name of its own. */
 let transports = 0;
 
+/** The `UpstreamTransport` of one child process (see the module comment); one child per `start()`. */
 export class ChildProcessTransport implements UpstreamTransport {
+  /** Each non-blank line the child writes to stdout, until the close (`UpstreamTransport.onmessage`). */
   onmessage?: (text: string, meta: InboundMeta) => void;
+  /** Once: the child exited (stdout drained), could not be spawned, or was closed before `start()`. */
   onclose?: (close: UpstreamClose) => void;
+  /** A failure of the child process that does not (yet) end it. */
   onerror?: (error: Error) => void;
 
   readonly #options: ChildProcessOptions;
@@ -95,16 +107,19 @@ export class ChildProcessTransport implements UpstreamTransport {
    */
   readonly #holder: string;
 
+  /** A transport for `options`; nothing is spawned until `start()`. */
   constructor(options: ChildProcessOptions) {
     this.#options = options;
     this.#stdinBound = new StreamBound(options.maxStdinBufferBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
     this.#holder = `upstream-stdin:${options.name}#${++transports}`;
   }
 
+  /** The child's process id, once spawned (undefined before, or when the spawn failed). */
   get pid(): number | undefined {
     return this.#child?.pid;
   }
 
+  /** `{ kind: 'stdio' }`, with the child's `pid` once it is spawned. */
   get transportContext(): StdioTransportContext {
     return this.#context;
   }
@@ -239,6 +254,11 @@ export class ChildProcessTransport implements UpstreamTransport {
     return this.#legacy ? legacyPeerRefusal(request, o.name) : undefined;
   }
 
+  /**
+   * Writes `message` as one line to the child's stdin, in the shape its revision takes (module
+   * comment); returns what was written when that differs from `json`. Never throws: with no child,
+   * or stdin closed, it is counted (`upstream_write_errors_total`) and nothing is written.
+   */
   send(json: string, message: JsonRpcMessage): Wire | undefined {
     const child = this.#child;
     if (!child || this.#closed || !child.stdin.writable) {

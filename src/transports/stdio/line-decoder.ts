@@ -6,7 +6,9 @@
  */
 import { StringDecoder } from 'node:string_decoder';
 
+/** Where the decoder reports what it reads, synchronously, in stream order. */
 export interface LineDecoderHandlers {
+  /** One complete line that is not blank, decoded as UTF-8, without its `\n` (or `\r\n`). */
   line(text: string): void;
   /** An over-long line was dropped; `head` holds its first bytes (at most `headBytes`). */
   oversized(head: string, bytes: number): void;
@@ -14,6 +16,7 @@ export interface LineDecoderHandlers {
 
 const NEWLINE = 0x0a;
 
+/** Splits a byte stream into lines (see the module comment); keeps at most `maxBytes` of a line. */
 export class LineDecoder {
   readonly #maxBytes: number;
   readonly #headBytes: number;
@@ -23,12 +26,14 @@ export class LineDecoder {
   /** Set while discarding the rest of an oversized line. */
   #discarding: { head: string; bytes: number } | undefined;
 
+  /** A decoder reporting to `handlers`; an oversized line's `head` keeps `headBytes` (4096 by default). */
   constructor(handlers: LineDecoderHandlers, options: { maxBytes: number; headBytes?: number }) {
     this.#handlers = handlers;
     this.#maxBytes = options.maxBytes;
     this.#headBytes = options.headBytes ?? 4096;
   }
 
+  /** Reads `chunk`, reporting every line it completes; a partial line waits for the next chunk. */
   push(chunk: Buffer): void {
     let start = 0;
     while (start < chunk.length) {

@@ -35,19 +35,27 @@ import { judgeOversized } from '../oversized.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, StreamBound } from '../stream-bound.js';
 import { LineDecoder } from './line-decoder.js';
 
+/** The client's pipes and what the session needs of the gateway. */
 export interface StdioDownstreamOptions {
+  /** What the client writes (the gateway's stdin). */
   readonly input: Readable;
+  /** Where the client reads (the gateway's stdout). */
   readonly output: Writable;
+  /** Longest line taken as a message; a longer one is dropped (`oversized.ts`), its id answered. */
   readonly maxMessageBytes: number;
   /** Deepest nesting accepted in one message; default `DEFAULT_MAX_JSON_DEPTH`. */
   readonly maxJsonDepth?: number;
   /** Whether a request of the client's with this id is still in flight (the router knows). */
   readonly inFlight?: (id: RequestId) => boolean;
+  /** Where failures to read and write, and pauses, are logged. */
   readonly logger: Logger;
+  /** Where malformed input, delivery errors and backpressure are counted. */
   readonly metrics: Metrics;
   /** The session's negotiated revision, which decides whether batches are allowed. */
   readonly revision: () => string;
+  /** Each message for the router (`raw`: its line, when it came alone), in the order read. */
   readonly onmessage: (message: JsonRpcMessage, raw?: string) => void;
+  /** Once, when stdin ends, closes or fails: the client is gone. */
   readonly onend: () => void;
   /** Unsent bytes stdout may hold before its sources pause. Default `DEFAULT_MAX_BUFFERED_BYTES`. */
   readonly maxBufferedBytes?: number;
@@ -68,6 +76,10 @@ interface BatchGroup {
   readonly responses: JsonRpcResponse[];
 }
 
+/**
+ * The `DownstreamPort` of the one client of the stdio gateway: messages are lines on its stdin and
+ * stdout; a batch's responses go back as one batch, once all of them are in.
+ */
 export class StdioDownstream implements DownstreamPort {
   readonly #o: StdioDownstreamOptions;
   readonly #decoder: LineDecoder;
@@ -80,6 +92,7 @@ export class StdioDownstream implements DownstreamPort {
   #pausesLogged = 0;
   #ended = false;
 
+  /** A port on `options`' pipes; stdout errors are caught from now on, stdin is read from `start()`. */
   constructor(options: StdioDownstreamOptions) {
     this.#o = options;
     this.#bound = new StreamBound(options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
@@ -98,6 +111,7 @@ export class StdioDownstream implements DownstreamPort {
     });
   }
 
+  /** Starts reading stdin (while the input gate is open) and watching for its end. */
   start(): void {
     const input = this.#o.input;
     input.on('data', (chunk: Buffer | string) =>
@@ -113,6 +127,10 @@ export class StdioDownstream implements DownstreamPort {
     });
   }
 
+  /**
+   * Writes `json` as a line on stdout; a response to a request of a pending batch is held until the
+   * batch is complete, then the batch's responses go as one array. Never throws.
+   */
   send(json: string, message: JsonRpcMessage, delivery: Delivery): void {
     if (delivery.kind === 'response' && this.#batches.size > 0) {
       const key = idKey(delivery.request);

@@ -13,13 +13,21 @@ import type { BackoffOptions } from '../backoff.js';
 import { LinkSupervisor } from '../link-supervisor.js';
 import { type ChildProcessOptions, ChildProcessTransport } from './child-process-transport.js';
 
+/** What to run, where to attach it, and how to restart it. */
 export interface SupervisedUpstreamOptions {
+  /** Where each child is attached as the link (the router, or an observer of it). */
   readonly router: LinkHost;
+  /** The link's id, the same across restarts. */
   readonly link: LinkId;
+  /** The child to run each time (logger and metrics are the ones below). */
   readonly child: Omit<ChildProcessOptions, 'logger' | 'metrics'>;
+  /** Where the supervision and the children log. */
   readonly logger: Logger;
+  /** Where restarts and the children's counters go. */
   readonly metrics: Metrics;
+  /** Whether a child that exits is started again. */
   readonly restart: boolean;
+  /** The delays between restarts; `DEFAULT_BACKOFF` when left out. */
   readonly backoff?: BackoffOptions;
   /**
    * Restarts in a row before giving up (Infinity by default). The count starts over once a child has
@@ -35,9 +43,11 @@ export interface SupervisedUpstreamOptions {
   readonly onstop: (close: UpstreamClose) => void;
 }
 
+/** One stdio upstream link kept alive by a `LinkSupervisor` (see the module comment). */
 export class SupervisedUpstream {
   readonly #link: LinkSupervisor<ChildProcessTransport>;
 
+  /** A supervisor for `options`; nothing is spawned until `start()`. */
   constructor(options: SupervisedUpstreamOptions) {
     this.#link = new LinkSupervisor<ChildProcessTransport>({
       router: options.router,
@@ -57,10 +67,12 @@ export class SupervisedUpstream {
     });
   }
 
+  /** The process id of the child the supervisor holds now; undefined when it holds none. */
   get pid(): number | undefined {
     return this.#link.transport?.pid;
   }
 
+  /** How many restarts were attempted since `start()` (never reset, unlike the give-up count). */
   get restarts(): number {
     return this.#link.restarts;
   }

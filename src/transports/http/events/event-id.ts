@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 
 /** A parsed event id. */
 export interface EventId {
+  /** The stream it belongs to (the part before the dot). */
   readonly streamId: string;
   /** The session-wide sequence number, from 1. */
   readonly seq: number;

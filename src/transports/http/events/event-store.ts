@@ -23,7 +23,9 @@
 
 /** An event as replayed: its id (to send again as `id:`) and its data. */
 export interface StoredEvent {
+  /** The id `append` returned for it (`<streamId>.<seq>`). */
   readonly id: string;
+  /** The data as appended. */
   readonly data: string;
 }
 

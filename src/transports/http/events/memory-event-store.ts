@@ -115,6 +115,10 @@ export class MemoryEventStore implements EventStore {
   #events = 0;
   #bytes = 0;
 
+  /**
+   * An empty store; each option left out is taken from `MEMORY_EVENT_STORE_DEFAULTS`.
+   * @throws RangeError when an option is not a positive safe integer.
+   */
   constructor(options: MemoryEventStoreOptions = {}) {
     const d = MEMORY_EVENT_STORE_DEFAULTS;
     this.#maxEvents = positive('maxEventsPerSession', options.maxEventsPerSession ?? d.maxEventsPerSession);
@@ -127,6 +131,7 @@ export class MemoryEventStore implements EventStore {
     this.#shedTo = Math.floor((this.#maxBytes * 15) / 16);
   }
 
+  /** `EventStore.prime`: expires the session's old events first, then takes the next sequence number. */
   prime(session: string, streamId: string, now: number): string {
     const state = this.#session(session);
     this.#expire(state, now);
@@ -136,6 +141,7 @@ export class MemoryEventStore implements EventStore {
     return formatEventId(streamId, state.seq);
   }
 
+  /** `EventStore.append`: evicts by age, then by count, then sheds across sessions over `maxTotalBytes`. */
   append(session: string, streamId: string, data: string, now: number): string {
     const state = this.#session(session);
     this.#expire(state, now);
@@ -157,6 +163,7 @@ export class MemoryEventStore implements EventStore {
     return formatEventId(streamId, seq);
   }
 
+  /** `EventStore.replayAfter`; nothing is expired before the id is placed and checked against `session`. */
   replayAfter(session: string, lastEventId: string, now: number): ReplayResult {
     const position = parseEventId(lastEventId);
     if (position === undefined) return { ok: false, reason: 'malformed' };
@@ -189,10 +196,12 @@ export class MemoryEventStore implements EventStore {
       : { ok: true, streamId, events, gap: true };
   }
 
+  /** `EventStore.prune`: expires every session's old events; visits every session. */
   prune(now: number): void {
     for (const state of this.#sessions.values()) this.#expire(state, now);
   }
 
+  /** `EventStore.dropSession`: forgets its streams, events and bytes at once. */
   dropSession(session: string): void {
     const state = this.#sessions.get(session);
     if (state === undefined) return;
@@ -202,6 +211,7 @@ export class MemoryEventStore implements EventStore {
     this.#sessions.delete(session);
   }
 
+  /** `EventStore.stats`, kept up to date on every change (no walk). */
   stats(): EventStoreStats {
     return {
       sessions: this.#sessions.size,

@@ -33,6 +33,7 @@ export interface SseEvent {
 
 /** Where the parser reports what it reads; only `onEvent` is required. */
 export interface SseParserHandlers {
+  /** An event ended (a blank line) that had a `data` field, not an oversized one (`onOversized`). */
   onEvent(event: SseEvent): void;
   /** A valid `retry` field, in milliseconds. */
   onRetry?(ms: number): void;
@@ -91,6 +92,7 @@ export class SseParser {
   /** Set once the current event's data outgrew the limit. */
   #oversized: { head: string; chars: number } | undefined;
 
+  /** A parser reporting to `handlers`; no limit on an event's data unless `options` sets one. */
   constructor(handlers: SseParserHandlers, options: SseParserOptions = {}) {
     this.#handlers = handlers;
     this.#max = options.maxEventChars ?? Number.POSITIVE_INFINITY;
