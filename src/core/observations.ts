@@ -19,7 +19,7 @@
  * upstream requests or sessions registered the router pays one boolean read per request and
  * nothing else (`Observations.active`). Link changes are rare (a start, a restart, a close) and
  * gated apart (`Observations.watchesLinks`): an observer that only hears `linkChanged` (the
- * readiness record, `observe/link-states.ts`) leaves the per-request path off.
+ * readiness record, `gateways/serve/link-states.ts`) leaves the per-request path off.
  *
  * Why not the existing hooks: an interceptor's `delivered` sees each client call end, but not its
  * error code, not whether an interceptor refused it, and neither the requests a call causes

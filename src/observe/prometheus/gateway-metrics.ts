@@ -30,7 +30,7 @@ export interface UpstreamSample {
   readonly protocolVersion?: string;
   /**
    * Its state as the composition knows it (`serve`: the upstream manager's, from the one link
-   * record `/ready` reports, `observe/link-states.ts`). The registry keeps no record of its own.
+   * record `/ready` reports, `gateways/serve/link-states.ts`). The registry keeps no record of its own.
    */
   readonly state: UpstreamState;
 }
