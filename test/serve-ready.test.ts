@@ -143,6 +143,28 @@ describe('GET /ready on switchboard serve', () => {
     expect(echoed[0]).toMatchObject({ id: 4, result: { content: [{ text: 'hi' }] } });
   });
 
+  it('follows upstreams with metrics off: the link record does not depend on /metrics', async () => {
+    serve = await startServe({ configYaml: config('30s', 'observe:\n  metrics:\n    enabled: false\n') });
+    expect((await send(`${serve.base}/metrics`, 'GET', {})).status).toBe(404);
+    expect((await ready(serve.base)).body).toMatchObject({ status: 'ready', upstreams: { serving: 2 } });
+    const session = await initialize(serve.url);
+    await post(serve.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, session.headers);
+    messagesOf(await post(serve.url, call(2, 'extra__crash'), session.headers));
+    const degraded = await ready(serve.base);
+    expect(degraded.status).toBe(200);
+    expect(degraded.body.status).toBe('degraded');
+    expect(degraded.body.degraded).toMatchObject([
+      { name: 'extra', state: 'restarting', required: false, lastError: expect.stringMatching(/3/) },
+    ]);
+    messagesOf(await post(serve.url, call(3, 'core__crash'), session.headers));
+    const down = await ready(serve.base);
+    expect(down.status).toBe(503);
+    expect(down.body.problems).toMatchObject([
+      { check: 'upstreams' },
+      { check: 'upstream', upstream: 'core' },
+    ]);
+  });
+
   it('is 503 while the audit ledger fails closed (its file system below audit.minFreeBytes)', async () => {
     const dataDir = tempDir('switchboard-ready-ledger-');
     const stats = statfsSync(dataDir);

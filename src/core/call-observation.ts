@@ -2,7 +2,8 @@
  * What the router's pieces tell its observers (`observations.ts`), one function per moment, so
  * that each place a call, an upstream request, a session or a link starts or ends says so in one
  * guarded line. Nothing here runs while no observer is registered: starts check
- * `Observations.active`, ends act only on what was observed to start.
+ * `Observations.active` (links `Observations.watchesLinks`), ends act only on what was observed
+ * to start.
  */
 
 import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc/types.js';
@@ -78,9 +79,9 @@ export function observeUpstreamEnd(
   if (tag.observed !== undefined) observations.upstreamEnded(tag.observed, how);
 }
 
-/** A link changed state (attached, ready, restarting, down). */
+/** A link changed state (attached, ready, restarting, down); gated apart from traffic (`watchesLinks`). */
 export function observeLink(observations: Observations, link: Link, phase: LinkPhase): void {
-  if (!observations.active) return;
+  if (!observations.watchesLinks) return;
   observations.linkChanged(
     { link: link.id, upstream: link.name, transport: link.transportContext.kind },
     phase,

@@ -15,8 +15,11 @@
  * Like taps, observers observe and never steer: they are called synchronously, their return is
  * ignored, and one that throws is logged (once per observer) and counted
  * (`observer_errors_total{observer}`), never allowed to break forwarding. Unlike taps they see
- * facts, not messages: nothing is serialised or enveloped for them. With no observer registered
- * the router pays one boolean read per request and nothing else (`Observations.active`).
+ * facts, not messages: nothing is serialised or enveloped for them. With no observer of calls,
+ * upstream requests or sessions registered the router pays one boolean read per request and
+ * nothing else (`Observations.active`). Link changes are rare (a start, a restart, a close) and
+ * gated apart (`Observations.watchesLinks`): an observer that only hears `linkChanged` (the
+ * readiness record, `gateways/serve/link-states.ts`) leaves the per-request path off.
  *
  * Why not the existing hooks: an interceptor's `delivered` sees each client call end, but not its
  * error code, not whether an interceptor refused it, and neither the requests a call causes
@@ -217,22 +220,44 @@ interface OpenUpstream extends ObservedUpstreamRequest {
 
 type Hook = Exclude<keyof CallObserver, 'name'>;
 
+/** The hooks that turn on the per-request path: everything but `linkChanged`. */
+const TRAFFIC_HOOKS: readonly Hook[] = [
+  'callStarted',
+  'callEnded',
+  'upstreamStarted',
+  'upstreamEnded',
+  'sessionOpened',
+  'sessionClosed',
+];
+
+/** Whether `observer` hears calls, upstream requests or sessions (not only links). */
+function hearsTraffic(observer: CallObserver): boolean {
+  return TRAFFIC_HOOKS.some((hook) => observer[hook] !== undefined);
+}
+
 /**
- * The router's observers, and the one place that calls them. `active` is false while none is
- * registered: the router then builds nothing for them. Registering is allowed at any time; a
- * request that started before its observer was added may end without having started for it.
+ * The router's observers, and the one place that calls them. `active` is false while no observer
+ * of traffic (calls, upstream requests, sessions) is registered: the router then builds nothing
+ * for them on any request. `watchesLinks` is the same for link changes, apart, so that an observer
+ * of links alone costs requests nothing. Registering is allowed at any time; a request that
+ * started before its observer was added may end without having started for it.
  */
 export class Observations {
   readonly #logger: Logger;
   readonly #metrics: Metrics;
   #observers: readonly CallObserver[] = [];
   readonly #failedOnce = new Set<string>();
-  /** When each open session opened (`performance.now()`), for its duration; only while active. */
+  /** When each open session opened (`performance.now()`), for its duration; only while `active`. */
   readonly #opened = new Map<SessionKey, number>();
-  /** Since when each ready link has been ready (`performance.now()`); only while active. */
+  /** Since when each ready link has been ready (`performance.now()`); only while `watchesLinks`. */
   readonly #readySince = new Map<LinkId, number>();
-  /** False while no observer is registered: the router skips every observation then. */
+  /**
+   * False while no registered observer hears calls, upstream requests or sessions: the router
+   * skips all of those then (one boolean read per request).
+   */
   active = false;
+  /** False while no registered observer hears link changes: the router skips those then. */
+  watchesLinks = false;
 
   /** The router's observers, starting with `observers`; failures go to `logger` and `metrics`. */
   constructor(logger: Logger, metrics: Metrics, observers: readonly CallObserver[] = []) {
@@ -244,7 +269,7 @@ export class Observations {
   /** Registers `observer` (after the others: it is called last) and sets `active`. */
   add(observer: CallObserver): void {
     this.#observers = [...this.#observers, observer];
-    this.active = true;
+    this.#gate();
   }
 
   /**
@@ -253,10 +278,15 @@ export class Observations {
    */
   remove(observer: CallObserver): void {
     this.#observers = this.#observers.filter((o) => o !== observer);
-    this.active = this.#observers.length > 0;
-    if (this.active) return;
-    this.#opened.clear();
-    this.#readySince.clear();
+    this.#gate();
+    if (!this.active) this.#opened.clear();
+    if (!this.watchesLinks) this.#readySince.clear();
+  }
+
+  /** Sets `active` and `watchesLinks` from the hooks the observers have. */
+  #gate(): void {
+    this.active = this.#observers.some(hearsTraffic);
+    this.watchesLinks = this.#observers.some((o) => o.linkChanged !== undefined);
   }
 
   /** Reports a client request taken to every observer. */

@@ -306,4 +306,29 @@ describe('Router observations', () => {
       ['down', 'gave up', 'number'],
     ]);
   });
+
+  it('an observer of links alone hears every link change and leaves the per-request path off', () => {
+    const changes: string[] = [];
+    const links: CallObserver = {
+      name: 'links-only',
+      linkChanged: (link, change) => changes.push(`${link.upstream}:${change.phase}`),
+    };
+    const { router, a, call, port } = setup(toA, [links]);
+    expect(router.observations.active).toBe(false);
+    expect(router.observations.watchesLinks).toBe(true);
+    call(1, 'tools/call', { name: 'x' });
+    a.answer({});
+    expect(port.messages).toHaveLength(1);
+    router.linkClosed('a', { reason: 'exited' }, { restarting: true });
+    expect(changes).toEqual(['alpha:ready', 'beta:ready', 'alpha:restarting']);
+    // An observer of traffic turns the per-request path on; removing it turns it off again.
+    const rec = recorder();
+    router.observations.add(rec);
+    expect(router.observations.active).toBe(true);
+    router.observations.remove(rec);
+    expect(router.observations.active).toBe(false);
+    expect(router.observations.watchesLinks).toBe(true);
+    router.observations.remove(links);
+    expect(router.observations.watchesLinks).toBe(false);
+  });
 });

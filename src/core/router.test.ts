@@ -625,6 +625,12 @@ describe('Router: server->client requests', () => {
     expect(
       h.metrics.get('server_requests_unattributed_total', { upstream: 'srvL', method: 'roots/list' }),
     ).toBe(1);
+    // A method the server invented is counted as `other`: an upstream cannot grow the counters.
+    for (let i = 0; i < 3; i++) link(h).inject({ jsonrpc: '2.0', id: `x${i}`, method: `x/invented-${i}` });
+    expect(h.metrics.get('server_requests_unattributed_total', { upstream: 'srvL', method: 'other' })).toBe(
+      3,
+    );
+    expect(h.metrics.snapshot().filter((s) => s.labels.method?.startsWith('x/'))).toEqual([]);
   });
 
   it('leaves out the calls the transport promised to ask nothing for (a 2026-07-28 call on a dual-era link)', () => {

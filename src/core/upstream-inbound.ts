@@ -11,6 +11,7 @@
 import { SbErrorCode } from '../errors/switchboard-error.js';
 import { gatewayError } from '../errors/to-jsonrpc-error.js';
 import { newEnvelopeId } from '../meup/ids.js';
+import { boundMethod } from '../observe/label-vocabulary.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { isObject } from '../protocol/jsonrpc/json-object.js';
@@ -423,7 +424,7 @@ export class UpstreamInbound {
     if (targets.length === 0)
       this.#o.metrics.inc('notifications_undelivered_total', {
         upstream: link.name,
-        method: notification.method,
+        method: boundMethod(notification.method),
       });
     for (const key of targets) {
       const session = this.#o.sessions.get(key);
@@ -489,7 +490,7 @@ export class UpstreamInbound {
     }
     this.#o.metrics.inc('server_requests_unattributed_total', {
       upstream: link.name,
-      method: request.method,
+      method: boundMethod(request.method),
     });
     this.#o.logger.warn(
       { upstream: link.name, method: request.method },

@@ -86,7 +86,7 @@ function setup() {
       return undefined;
     },
   });
-  return { router, server, bridge, opened, closed, admitted };
+  return { router, server, bridge, opened, closed, admitted, metrics };
 }
 
 function call(bridge: McpBridge, name: string, clientId: string | number = 'c-1') {
@@ -126,6 +126,26 @@ describe('McpBridge', () => {
         traceId: admitted[0]!.call.traceId,
       },
     ]);
+  });
+
+  it('counts a method a participant invented as other: a participant cannot grow the counters', async () => {
+    const { bridge, metrics } = setup();
+    for (let i = 0; i < 50; i++)
+      bridge.call({
+        participant: 'alice',
+        roles: [],
+        upstream: 'everything',
+        method: `x/invented-${i}`,
+        clientId: i,
+        envelopeId: `ENV-${i}`,
+        onResponse: () => undefined,
+        onNotification: () => undefined,
+      });
+    call(bridge, 'echo');
+    await settle();
+    expect(metrics.get('space_mcp_requests_total', { method: 'other' })).toBe(50);
+    expect(metrics.get('space_mcp_requests_total', { method: 'tools/call' })).toBe(1);
+    expect(metrics.snapshot().filter((s) => s.labels.method?.startsWith('x/'))).toEqual([]);
   });
 
   it('uses one session per participant and upstream', async () => {

@@ -14,6 +14,7 @@ import { runInRequestScope } from '../audit/request-scope.js';
 import type { SessionHost } from '../core/ports.js';
 import { newSessionKey } from '../core/session-key.js';
 import type { WebSocketTransportContext } from '../envelope/message-context.js';
+import { boundMethod } from '../observe/label-vocabulary.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
@@ -104,7 +105,7 @@ export class McpBridge {
     session.releasing = false;
     const id = ++session.counter;
     session.pending.set(id, { ...call });
-    this.#metrics.inc('space_mcp_requests_total', { method: call.method });
+    this.#metrics.inc('space_mcp_requests_total', { method: boundMethod(call.method) });
     const request: JsonRpcMessage = {
       jsonrpc: '2.0',
       id,
@@ -168,7 +169,7 @@ export class McpBridge {
   ): void {
     if ('method' in message && 'id' in message) {
       // A server's request to its client: a participant cannot answer it; refuse so nobody waits.
-      this.#metrics.inc('space_server_requests_refused_total', { method: message.method });
+      this.#metrics.inc('space_server_requests_refused_total', { method: boundMethod(message.method) });
       this.#router.handleClientMessage(
         session.key,
         {

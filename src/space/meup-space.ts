@@ -24,8 +24,9 @@
 import type { SpaceConfig } from '../config/sections/space.js';
 import { decodeMeupEnvelope, type MeupCodecOptions } from '../meup/codec.js';
 import { CorrelationMigration } from '../meup/correlation.js';
-import { isSystemKind } from '../meup/kinds.js';
+import { isKnownKind, isSystemKind } from '../meup/kinds.js';
 import type { MeupEnvelope } from '../meup/types.js';
+import { OTHER } from '../observe/label-vocabulary.js';
 import type { Logger } from '../observe/logger.js';
 import type { Metrics } from '../observe/metrics.js';
 import { JsonRpcCode } from '../protocol/jsonrpc/codes.js';
@@ -271,7 +272,10 @@ export class MeupSpace implements SpaceCore {
       );
       return;
     }
-    this.#o.metrics.inc('space_envelopes_total', { kind: envelope.kind });
+    // A participant allowed `*` may send any kind: counted by the MEUP kinds, else `other`.
+    this.#o.metrics.inc('space_envelopes_total', {
+      kind: isKnownKind(envelope.kind) ? envelope.kind : OTHER,
+    });
     this.#dispatch(connection, envelope);
   }
 

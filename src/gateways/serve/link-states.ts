@@ -1,15 +1,19 @@
 /**
- * What each upstream link has been doing and since when, for `GET /ready`: the supervisors attach,
- * ready and close their links through a `LinkHost`, and `observe` hands them one that notes each of
- * those calls here before passing it on to the router unchanged. It observes and never steers: the
- * router's own state stays the authority for routing; this only adds what the router does not keep
- * (when a state began, why the last connection closed, how many restarts).
+ * What each upstream link has been doing and since when: the one record of link states, which
+ * `GET /ready` reports (`UpstreamManager.status`) and the `switchboard_upstream_state` gauge of
+ * `/metrics` reads through it, so the two never disagree. It is a `CallObserver` of the router's
+ * link changes alone (`linkChanged`: attached, ready, restarting, down), so it turns no
+ * per-request observation on (`Observations.watchesLinks`), and it is registered whether metrics
+ * are on or not. It observes and never steers: the router's own state stays the authority for
+ * routing; this only adds what the router does not keep (when a state began, why the last
+ * connection closed, how many restarts). The owner of the links adds what the router cannot see:
+ * a link about to start (`starting`), one that stopped for good or never started (`stopped`), one
+ * no longer relevant (`forget`).
  */
 import type { LinkId } from '../../core/correlation-table.js';
-import type { LinkHost } from '../../core/ports.js';
+import type { CallObserver, LinkChange, LinkPhase, ObservedLink } from '../../core/observations.js';
 
-/** A link's state as readiness tells them apart (the router's `starting` is split in two). */
-export type LinkPhase = 'starting' | 'ready' | 'restarting' | 'down';
+export type { LinkPhase };
 
 export interface LinkStateRecord {
   readonly phase: LinkPhase;
@@ -21,7 +25,8 @@ export interface LinkStateRecord {
   readonly restarts: number;
 }
 
-export class LinkStates {
+export class LinkStates implements CallObserver {
+  readonly name = 'link-states';
   readonly #links = new Map<LinkId, LinkStateRecord>();
   readonly #now: () => number;
 
@@ -29,22 +34,23 @@ export class LinkStates {
     this.#now = now;
   }
 
-  /** `host` with each link call noted here first. */
-  observe(host: LinkHost): LinkHost {
-    return {
-      addLink: (params) => {
-        this.#attached(params.id);
-        host.addLink(params);
-      },
-      setLinkReady: (id) => {
-        this.#ready(id);
-        host.setLinkReady(id);
-      },
-      linkClosed: (id, close, options) => {
-        this.#closed(id, close.reason, options?.restarting === true);
-        host.linkClosed(id, close, options);
-      },
-    };
+  /**
+   * A link's new state, as the router reports it: `starting` when a connection is attached (again,
+   * after a restart), `ready` once its handshake is done, `restarting` or `down` when it closes.
+   */
+  linkChanged(link: ObservedLink, change: LinkChange): void {
+    switch (change.phase) {
+      case 'starting':
+        this.#attached(link.link);
+        return;
+      case 'ready':
+        this.#ready(link.link);
+        return;
+      case 'restarting':
+      case 'down':
+        this.#closed(link.link, change.reason ?? 'closed', change.phase === 'restarting');
+        return;
+    }
   }
 
   /** A link's record, if it was ever started. */
@@ -83,8 +89,13 @@ export class LinkStates {
 
   #ready(id: LinkId): void {
     const known = this.#links.get(id);
+    // A link attached ready (no handshake to wait for) is ready from the start.
+    if (known === undefined) {
+      this.#links.set(id, { phase: 'ready', since: this.#now(), restarts: 0 });
+      return;
+    }
     // As the router: a link that is down stays down.
-    if (known === undefined || known.phase === 'down' || known.phase === 'ready') return;
+    if (known.phase === 'down' || known.phase === 'ready') return;
     this.#links.set(id, { ...known, phase: 'ready', since: this.#now() });
   }
 

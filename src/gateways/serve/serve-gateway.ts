@@ -318,20 +318,12 @@ export class ServeGateway {
         callsInFlight: () => this.router.callsInFlight,
         upstreamRequestsPending: () => this.router.pendingRequests,
         sessionProtocol: (key) => this.router.session(key)?.protocolVersion,
-        upstreams: () => {
-          // The manager's view, the one /ready reports, so both speak alike.
-          const states = new Map(this.upstreams.status().map((s) => [s.name, s.state]));
-          return config.upstreams.map((u) => {
-            const version = this.upstreams.known(u.name)?.protocolVersion;
-            const state = states.get(u.name);
-            return {
-              name: u.name,
-              sharing: u.sharing,
-              ...(version === undefined ? {} : { protocolVersion: version }),
-              ...(state === undefined ? {} : { state }),
-            };
-          });
-        },
+        // The manager's view, from the one link record /ready reports too, so both speak alike.
+        upstreams: () =>
+          this.upstreams.status().map(({ name, state }) => {
+            const version = this.upstreams.known(name)?.protocolVersion;
+            return { name, state, ...(version === undefined ? {} : { protocolVersion: version }) };
+          }),
         httpStreams: () => {
           let legacy = 0;
           for (const session of this.http.sessions.all()) legacy += session.openStreams;

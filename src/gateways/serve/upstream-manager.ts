@@ -42,8 +42,8 @@ export interface LinkFactoryParams {
   readonly config: UpstreamConfig;
   readonly link: LinkId;
   /**
-   * Where the supervisor attaches the link: the router, observed so that the manager knows each
-   * link's state, since when, and why it last closed (`status`).
+   * Where the supervisor attaches the link: the router (whose link changes the manager's
+   * `LinkStates` observes, so that it knows each link's state, since when, and why it last closed).
    */
   readonly host: LinkHost;
   /** Runs after each (re)start before traffic flows: the MCP handshake. */
@@ -130,15 +130,16 @@ export class UpstreamManager {
   #closed = false;
   /** Per-session connections being closed: `close()` waits for them too. */
   readonly #closing = new Set<Promise<void>>();
-  /** What each link has been doing, for readiness (`status`). */
-  readonly #states: LinkStates;
-  /** The router as the supervisors see it: each link call noted in `#states` first. */
-  readonly #host: LinkHost;
+  /**
+   * What each link has been doing, for readiness (`status`) and the state gauge of `/metrics`
+   * (which reads `status`): an observer of the router's link changes, registered here so that
+   * `/ready` works whether metrics are on or not.
+   */
+  readonly #states = new LinkStates();
 
   constructor(options: UpstreamManagerOptions) {
     this.#o = options;
-    this.#states = new LinkStates();
-    this.#host = this.#states.observe(options.router);
+    options.router.observations.add(this.#states);
     for (const config of options.upstreams)
       this.#upstreams.set(config.name, { config, perSession: new Map() });
   }
@@ -451,7 +452,7 @@ export class UpstreamManager {
       supervisor: o.makeLink({
         config: upstream.config,
         link,
-        host: this.#host,
+        host: o.router,
         initialize: async (restart) => {
           const reply = await o.router.requestUpstream(link, 'initialize', params, {
             bypassQueue: true,

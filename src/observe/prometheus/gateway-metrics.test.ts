@@ -264,16 +264,18 @@ describe('GatewayMetrics', () => {
 
   it('reads the gauges from their sources when scraped', async () => {
     let failing: string | undefined;
+    // The registry keeps no link record of its own: the gauge shows the state the composition
+    // reads (serve: its link record; here the router's own state of alpha's link), scrape by scrape.
+    let routerRef: Router | undefined;
     const { gm, router } = gateway({
       sources: {
         callsInFlight: () => 3,
         upstreamRequestsPending: () => 2,
         sessionProtocol: (key) => (key === 'M' ? '2026-07-28' : '2025-06-18'),
         upstreams: () => [
-          { name: 'alpha', sharing: 'shared', protocolVersion: '2025-06-18' },
-          { name: 'beta', sharing: 'per-session' },
-          // A state the composition knows wins over what the links imply.
-          { name: 'gamma', sharing: 'shared', state: 'restarting' },
+          { name: 'alpha', state: routerRef?.linkState('a') ?? 'idle', protocolVersion: '2025-06-18' },
+          { name: 'beta', state: 'idle' },
+          { name: 'gamma', state: 'restarting' },
         ],
         httpStreams: () => ({ legacy: 4, modern: 1 }),
         resumption: () => ({ events: 7, bytes: 700, streams: 2 }),
@@ -283,6 +285,7 @@ describe('GatewayMetrics', () => {
         spaceParticipants: () => 6,
       },
     });
+    routerRef = router;
     router.openSession({
       key: 'M',
       port: new Port(),

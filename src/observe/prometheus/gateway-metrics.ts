@@ -21,20 +21,18 @@ import {
   OPENMETRICS_CONTENT_TYPE,
   PROMETHEUS_CONTENT_TYPE,
 } from './exposition.js';
-import { UPSTREAM_STATES, type UpstreamState, UpstreamStates } from './upstream-states.js';
+import { UPSTREAM_STATES, type UpstreamState } from './upstream-states.js';
 
 /** An upstream as the state gauges see it. */
 export interface UpstreamSample {
   readonly name: string;
-  /** `shared`, `per-session` or `pooled`: decides what no connection means (`upstream-states.ts`). */
-  readonly sharing: string;
   /** The protocol version its last `initialize` agreed, once known. */
   readonly protocolVersion?: string;
   /**
-   * Its state as the composition knows it (`serve`: the upstream manager's, the one `/ready`
-   * reports); when absent, the state the router's link changes imply (`upstream-states.ts`).
+   * Its state as the composition knows it (`serve`: the upstream manager's, from the one link
+   * record `/ready` reports, `gateways/serve/link-states.ts`). The registry keeps no record of its own.
    */
-  readonly state?: UpstreamState;
+  readonly state: UpstreamState;
 }
 
 /**
@@ -96,7 +94,6 @@ export class GatewayMetrics {
   readonly calls: CallMetrics;
   readonly #metrics: Metrics;
   readonly #sessions = new OpenSessions();
-  readonly #upstreams = new UpstreamStates();
   readonly #approvalWait: Histogram<string>;
 
   constructor(options: GatewayMetricsOptions) {
@@ -125,7 +122,7 @@ export class GatewayMetrics {
 
   /** What the router must be told to observe (`Router.observations.add` each). */
   get observers(): readonly CallObserver[] {
-    return [this.calls, this.#sessions, this.#upstreams];
+    return [this.calls, this.#sessions];
   }
 
   /** A held call was decided after `waitedMs` (the approvals book's `decided`). */
@@ -221,7 +218,6 @@ export class GatewayMetrics {
       );
     }
     const upstreams = s.upstreams;
-    const states = this.#upstreams;
     if (upstreams) {
       new Gauge({
         name: 'switchboard_upstream_state',
@@ -231,9 +227,8 @@ export class GatewayMetrics {
         collect() {
           this.reset();
           for (const upstream of upstreams()) {
-            const now = upstream.state ?? states.state(upstream.name, upstream.sharing);
             for (const state of UPSTREAM_STATES)
-              this.set({ upstream: upstream.name, state }, state === now ? 1 : 0);
+              this.set({ upstream: upstream.name, state }, state === upstream.state ? 1 : 0);
           }
         },
       });

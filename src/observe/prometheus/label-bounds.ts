@@ -10,41 +10,9 @@
  * - principals: the first `max` seen, when the configuration asks for them at all.
  */
 import { isKnownRevision } from '../../protocol/mcp/revisions.js';
+import { OTHER } from '../label-vocabulary.js';
 
-/** The value of a label whose real value is unknown or would make too many series. */
-export const OTHER = 'other';
-
-/** The methods of the MCP revisions, requests and notifications (a client may send anything else). */
-export const MCP_METHODS: ReadonlySet<string> = new Set([
-  'initialize',
-  'ping',
-  'tools/list',
-  'tools/call',
-  'prompts/list',
-  'prompts/get',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-  'resources/write',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'completion/complete',
-  'logging/setLevel',
-  'sampling/createMessage',
-  'elicitation/create',
-  'roots/list',
-  'server/discover',
-  'subscriptions/listen',
-  'tasks/get',
-  'tasks/list',
-  'tasks/result',
-  'tasks/cancel',
-  'tasks/update',
-]);
-
-export function boundMethod(method: string): string {
-  return MCP_METHODS.has(method) ? method : OTHER;
-}
+export { boundMethod, MCP_METHODS, OTHER } from '../label-vocabulary.js';
 
 /**
  * A JSON-RPC error code as a label value: the standard codes (-32700, -32600 to -32603) and the

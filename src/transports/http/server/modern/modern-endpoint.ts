@@ -19,6 +19,7 @@ import { runInRequestScope } from '../../../../audit/request-scope.js';
 import type { ResumabilityConfig, ServerConfig, SessionsConfig } from '../../../../config/types.js';
 import type { SessionHost } from '../../../../core/ports.js';
 import { safeHeaders } from '../../../../envelope/message-context.js';
+import { boundMethod } from '../../../../observe/label-vocabulary.js';
 import type { Logger } from '../../../../observe/logger.js';
 import type { Metrics } from '../../../../observe/metrics.js';
 import { JsonRpcCode } from '../../../../protocol/jsonrpc/codes.js';
@@ -565,7 +566,8 @@ export class ModernEndpoint {
       res.flushHeaders();
     }
     session.track(call);
-    o.metrics.inc('modern_requests_total', { method: request.method });
+    // The client names the method: any string, so counted by the bounded vocabulary.
+    o.metrics.inc('modern_requests_total', { method: boundMethod(request.method) });
     runInRequestScope({ requestId: request.id, clientId: session.principal }, () =>
       o.router.handleClientMessage(session.key, routed, {
         kind: 'http',
