@@ -169,33 +169,6 @@ export function responseOutcome(response: JsonRpcResponse): {
   return { outcome: isToolError(response.result) ? 'tool_error' : 'ok' };
 }
 
-/**
- * The kind of what a request names (see `requestTarget`), without making the target: a tool, a
- * prompt, a resource, or undefined when it names none (or its name is not a string).
- */
-export function targetKind(request: JsonRpcRequest | undefined): ObservedTarget['kind'] | undefined {
-  const params = request?.params as Record<string, unknown> | undefined;
-  if (params === undefined || params === null || typeof params !== 'object') return undefined;
-  switch (request?.method) {
-    case 'tools/call':
-      return typeof params.name === 'string' ? 'tool' : undefined;
-    case 'prompts/get':
-      return typeof params.name === 'string' ? 'prompt' : undefined;
-    case 'resources/read':
-    case 'resources/subscribe':
-    case 'resources/unsubscribe':
-      return typeof params.uri === 'string' ? 'resource' : undefined;
-    default:
-      return undefined;
-  }
-}
-
-/** The name (or URI) of what a request names; only for a request whose `targetKind` is defined. */
-export function targetName(request: JsonRpcRequest | undefined): string {
-  const params = request?.params as Record<string, unknown>;
-  return (targetKind(request) === 'resource' ? params.uri : params.name) as string;
-}
-
 /** What a request names: `tools/call` and `prompts/get` their `name`, the resource methods their `uri`. */
 export function requestTarget(request: JsonRpcRequest | undefined): ObservedTarget | undefined {
   const params = request?.params as Record<string, unknown> | undefined;

@@ -21,7 +21,7 @@ import type {
   SessionEnd,
   UpstreamEnd,
 } from '../../core/observations.js';
-import { targetKind, targetName } from '../../core/observations.js';
+import { requestTarget } from '../../core/observations.js';
 import type { JsonRpcRequest } from '../../protocol/jsonrpc/types.js';
 import {
   boundErrorCode,
@@ -31,7 +31,7 @@ import {
   OTHER,
   PrincipalLabels,
 } from './label-bounds.js';
-import { CounterFamily, type HistogramCell, HistogramFamily } from './series.js';
+import { CounterFamily, HistogramFamily, type LabelValues } from './series.js';
 
 /** The bucket advice of the semantic conventions for all four MCP duration histograms (seconds). */
 export const SEMCONV_BUCKETS: readonly number[] = [
@@ -44,21 +44,10 @@ export interface CallMetricsOptions {
   readonly principals?: { readonly max: number };
 }
 
-/** The labels of the call and upstream-request families, in this order (`principal` only on calls). */
-const CALL_LABELS = ['upstream', 'method', 'target', 'outcome', 'principal'] as const;
+type Labels = Record<string, string>;
 
-/** The labels of the two operation histograms, in this order (see `#operation`). */
-const OPERATION_LABELS = [
-  'mcp_method_name',
-  'gen_ai_tool_name',
-  'gen_ai_prompt_name',
-  'gen_ai_operation_name',
-  'error_type',
-  'rpc_response_status_code',
-  'mcp_protocol_version',
-  'network_transport',
-  'switchboard_upstream',
-] as const;
+/** Joins label values into a series key (a NUL inside a listed tool name could at worst merge two series). */
+const SEP = '\u0000';
 
 /** `network.transport` of a transport kind: `pipe` for stdio, `tcp` for HTTP, SSE and WebSocket. */
 function networkTransport(kind: string): string | undefined {
@@ -88,47 +77,40 @@ export class CallMetrics implements CallObserver {
       'switchboard_calls_total',
       'Client requests the gateway handled, by upstream ("" for its own answers), method, target (a tool or prompt the upstream listed, "other", or "") and outcome (ok, tool_error, error, refused, cancelled).',
       r,
-      CALL_LABELS,
     );
     this.#callDuration = new HistogramFamily(
       'switchboard_call_duration_seconds',
       'Time from a client request reaching the gateway to its answer being written (or given up), by upstream, method, target and outcome.',
       r,
-      CALL_LABELS.slice(0, 4),
       SEMCONV_BUCKETS,
     );
     this.#upstreamRequests = new CounterFamily(
       'switchboard_upstream_requests_total',
       'Requests the gateway sent to upstreams (forwarded calls, one per upstream of a fan-out, its own), by upstream, method, target and outcome.',
       r,
-      CALL_LABELS.slice(0, 4),
     );
     this.#serverOperation = new HistogramFamily(
       'mcp_server_operation_duration_seconds',
       'mcp.server.operation.duration of the OpenTelemetry semantic conventions: the gateway as the server of its clients.',
       r,
-      OPERATION_LABELS,
       SEMCONV_BUCKETS,
     );
     this.#clientOperation = new HistogramFamily(
       'mcp_client_operation_duration_seconds',
       'mcp.client.operation.duration of the OpenTelemetry semantic conventions: the gateway as the client of its upstreams.',
       r,
-      OPERATION_LABELS,
       SEMCONV_BUCKETS,
     );
     this.#serverSession = new HistogramFamily(
       'mcp_server_session_duration_seconds',
       'mcp.server.session.duration of the OpenTelemetry semantic conventions: client sessions with the gateway, once ended.',
       r,
-      ['mcp_protocol_version', 'network_transport'],
       SEMCONV_BUCKETS,
     );
     this.#clientSession = new HistogramFamily(
       'mcp_client_session_duration_seconds',
       "mcp.client.session.duration of the OpenTelemetry semantic conventions: the gateway's sessions with its upstreams (a connection from ready to closed).",
       r,
-      ['mcp_protocol_version', 'network_transport', 'switchboard_upstream'],
       SEMCONV_BUCKETS,
     );
   }
@@ -142,32 +124,30 @@ export class CallMetrics implements CallObserver {
     const seconds = end.durationMs / 1000;
     const method = boundMethod(call.request.method);
     const upstream = end.upstream ?? '';
-    const request = end.routed ?? call.request;
-    const target = this.#target(upstream, request);
+    const target = this.#target(upstream, end.routed ?? call.request);
     const outcome = end.outcome;
-    const d = this.#callDuration.values;
-    d[0] = upstream;
-    d[1] = method;
-    d[2] = target;
-    d[3] = outcome;
-    this.#callDuration.cell().observe(seconds);
-    const c = this.#calls.values;
-    c[0] = upstream;
-    c[1] = method;
-    c[2] = target;
-    c[3] = outcome;
-    c[4] = this.#principals?.label(call.session.principal);
-    this.#calls.cell().inc();
+    const key = `${upstream}${SEP}${method}${SEP}${target}${SEP}${outcome}`;
+    this.#callDuration.cell(key, () => ({ upstream, method, target, outcome })).observe(seconds);
+    if (this.#principals === undefined) {
+      this.#calls.cell(key, () => ({ upstream, method, target, outcome })).inc();
+    } else {
+      const principal = this.#principals.label(call.session.principal);
+      this.#calls
+        .cell(`${key}${SEP}${principal}`, () => ({ upstream, method, target, outcome, principal }))
+        .inc();
+    }
     // The conventions' view: the names as the client used them, when the upstream's are known.
-    const session = call.session;
+    const known = target !== OTHER && target !== '';
+    const version = boundProtocolVersion(call.session.protocolVersion);
+    const transport = networkTransport(call.session.transport);
     this.#operation(
       this.#serverOperation,
       method,
       call.request,
-      target !== OTHER && target !== '',
+      known,
       end,
-      boundProtocolVersion(session.protocolVersion),
-      networkTransport(session.transport),
+      version,
+      transport,
       undefined,
     ).observe(seconds);
   }
@@ -178,20 +158,25 @@ export class CallMetrics implements CallObserver {
     if (result !== undefined) this.#learn(request, result);
     const upstream = request.upstream;
     const target = this.#target(upstream, request.request);
-    const u = this.#upstreamRequests.values;
-    u[0] = upstream;
-    u[1] = method;
-    u[2] = target;
-    u[3] = end.outcome;
-    this.#upstreamRequests.cell().inc();
+    const outcome = end.outcome;
+    this.#upstreamRequests
+      .cell(`${upstream}${SEP}${method}${SEP}${target}${SEP}${outcome}`, () => ({
+        upstream,
+        method,
+        target,
+        outcome,
+      }))
+      .inc();
     const link = this.#links.get(request.link);
+    const known = target !== OTHER && target !== '';
+    const version = boundProtocolVersion(link?.version);
     this.#operation(
       this.#clientOperation,
       method,
       request.request,
-      target !== OTHER && target !== '',
+      known,
       end,
-      boundProtocolVersion(link?.version),
+      version,
       link?.transport,
       upstream,
     ).observe(end.durationMs / 1000);
@@ -199,10 +184,13 @@ export class CallMetrics implements CallObserver {
 
   sessionClosed(session: ObservedSession, end: SessionEnd): void {
     if (end.durationMs === undefined) return;
-    const v = this.#serverSession.values;
-    v[0] = boundProtocolVersion(end.protocolVersion);
-    v[1] = networkTransport(session.transport);
-    this.#serverSession.cell().observe(end.durationMs / 1000);
+    const version = boundProtocolVersion(end.protocolVersion);
+    const transport = networkTransport(session.transport);
+    this.#serverSession
+      .cell(`${version}${SEP}${transport}`, () =>
+        defined({ mcp_protocol_version: version, network_transport: transport }),
+      )
+      .observe(end.durationMs / 1000);
   }
 
   linkChanged(link: ObservedLink, change: LinkChange): void {
@@ -214,11 +202,18 @@ export class CallMetrics implements CallObserver {
       this.#links.set(link.link, known);
     }
     if (change.readyMs !== undefined) {
-      const v = this.#clientSession.values;
-      v[0] = boundProtocolVersion(known.version);
-      v[1] = known.transport;
-      v[2] = link.upstream;
-      this.#clientSession.cell().observe(change.readyMs / 1000);
+      const version = boundProtocolVersion(known.version);
+      const transport = known.transport;
+      const upstream = link.upstream;
+      this.#clientSession
+        .cell(`${version}${SEP}${transport}${SEP}${upstream}`, () =>
+          defined({
+            mcp_protocol_version: version,
+            network_transport: transport,
+            switchboard_upstream: upstream,
+          }),
+        )
+        .observe(change.readyMs / 1000);
     }
     // A link that is down for good is forgotten; a restarting one keeps its place.
     if (change.phase === 'down') this.#links.delete(link.link);
@@ -237,10 +232,9 @@ export class CallMetrics implements CallObserver {
 
   /** The `target` label: a tool or prompt name its upstream listed, `other`, or "" for none. */
   #target(upstream: string, request: JsonRpcRequest | undefined): string {
-    const kind = targetKind(request);
-    if (kind === undefined || kind === 'resource') return '';
-    const name = targetName(request);
-    return upstream !== '' && this.#targets.knows(upstream, kind, name) ? name : OTHER;
+    const target = requestTarget(request);
+    if (target === undefined || target.kind === 'resource') return '';
+    return upstream !== '' && this.#targets.knows(upstream, target.kind, target.name) ? target.name : OTHER;
   }
 
   /**
@@ -254,25 +248,39 @@ export class CallMetrics implements CallObserver {
     method: string,
     request: JsonRpcRequest | undefined,
     known: boolean,
-    end: { readonly outcome: string; readonly errorCode?: number | undefined },
+    end: { readonly outcome: string; readonly errorCode?: number },
     version: string | undefined,
     transport: string | undefined,
     upstream: string | undefined,
-  ): HistogramCell {
-    const kind = targetKind(request);
-    const named = kind === 'tool' || kind === 'prompt';
-    const name = named ? (known ? targetName(request) : OTHER) : undefined;
+  ) {
+    const target = requestTarget(request);
+    const name = target === undefined || target.kind === 'resource' ? undefined : known ? target.name : OTHER;
     const code = end.errorCode === undefined ? undefined : boundErrorCode(end.errorCode);
-    const v = family.values;
-    v[0] = method;
-    v[1] = kind === 'tool' ? name : undefined;
-    v[2] = kind === 'prompt' ? name : undefined;
-    v[3] = kind === 'tool' ? 'execute_tool' : undefined;
-    v[4] = code ?? (end.outcome === 'tool_error' || end.outcome === 'cancelled' ? end.outcome : undefined);
-    v[5] = code;
-    v[6] = version;
-    v[7] = transport;
-    v[8] = upstream;
-    return family.cell();
+    const errorType =
+      code ?? (end.outcome === 'tool_error' || end.outcome === 'cancelled' ? end.outcome : undefined);
+    const key = `${method}${SEP}${target?.kind}${SEP}${name}${SEP}${errorType}${SEP}${code}${SEP}${version}${SEP}${transport}${SEP}${upstream}`;
+    return family.cell(key, () =>
+      defined({
+        mcp_method_name: method,
+        gen_ai_tool_name: target?.kind === 'tool' ? name : undefined,
+        gen_ai_prompt_name: target?.kind === 'prompt' ? name : undefined,
+        gen_ai_operation_name: target?.kind === 'tool' ? 'execute_tool' : undefined,
+        error_type: errorType,
+        rpc_response_status_code: code,
+        mcp_protocol_version: version,
+        network_transport: transport,
+        switchboard_upstream: upstream,
+      }),
+    );
   }
+}
+
+/** The labels whose value is defined (an absent attribute is an absent label). */
+function defined(labels: Record<string, string | undefined>): LabelValues {
+  const out: Labels = {};
+  for (const key in labels) {
+    const value = labels[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
 }

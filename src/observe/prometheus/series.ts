@@ -1,13 +1,10 @@
 /**
- * Counters and histograms for the hot path: each call of the gateway updates a few of them, so
- * finding a series allocates nothing. A family has fixed label names; its caller fills the
- * family's `values` (one slot per label name, `undefined` for an absent label) and asks for
- * `cell()`, which walks a tree of Maps, one level per label, to the series. The label object is
- * made once, when the series first appears. (prom-client's own `Counter` and `Histogram` validate
- * and hash the label object on every update, about 2 µs each here; a string key joined from the
- * values costs its allocation and hashing on every call.) They are registered in prom-client's
- * `Registry` like its own metrics (`get()` answers in the same shape), so the exposition does not
- * tell them apart.
+ * Counters and histograms for the hot path: each call of the gateway updates a few of them, so a
+ * series is found by one string key its caller builds from the label values (one Map lookup), and
+ * its label object is made once, when the series first appears. prom-client's own `Counter` and
+ * `Histogram` validate and hash the label object on every update (about 2 µs each here); these
+ * cost a lookup and an add. They are registered in prom-client's `Registry` like its own metrics
+ * (`get()` answers in the same shape), so the exposition does not tell them apart.
  */
 import type { Registry } from 'prom-client';
 import type { Family, Sample } from './exposition.js';
@@ -49,79 +46,42 @@ export class HistogramCell {
   }
 }
 
-type Level = Map<string | undefined, unknown>;
-
 /** What prom-client's `Registry` needs of a metric: a name, and `get()` at each scrape. */
 abstract class Family_<C> {
-  /**
-   * The label values of the series `cell()` finds, by position in `labelNames`; `undefined` for a
-   * label the series does not have. Filled by the caller before each `cell()` (single-threaded:
-   * nothing runs between the two).
-   */
-  readonly values: (string | undefined)[];
-  readonly #labelNames: readonly string[];
-  readonly #root: Level = new Map();
-  readonly #cells: C[] = [];
+  readonly #cells = new Map<string, C>();
 
   constructor(
     readonly name: string,
     readonly help: string,
     registry: Registry,
-    labelNames: readonly string[],
   ) {
-    if (labelNames.length === 0) throw new Error(`${name}: a family has at least one label`);
-    this.#labelNames = labelNames;
-    this.values = labelNames.map(() => undefined);
     // The registry only stores it and calls `get()` (and `reset()` on `resetMetrics`).
     registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
   }
 
-  /** The series of the label values in `values`, made the first time they are seen. */
-  cell(): C {
-    const values = this.values;
-    const last = values.length - 1;
-    let level = this.#root;
-    for (let i = 0; i < last; i++) {
-      let next = level.get(values[i]) as Level | undefined;
-      if (next === undefined) {
-        next = new Map();
-        level.set(values[i], next);
-      }
-      level = next;
-    }
-    let cell = level.get(values[last]) as C | undefined;
+  /** The series of `key`, made with `labels()` the first time. */
+  cell(key: string, labels: () => LabelValues): C {
+    let cell = this.#cells.get(key);
     if (cell === undefined) {
-      cell = this.make(this.#labels());
-      level.set(values[last], cell);
-      this.#cells.push(cell);
+      cell = this.make(labels());
+      this.#cells.set(key, cell);
     }
     return cell;
   }
 
-  /** The label object of the values in `values`: the defined ones, by name. */
-  #labels(): LabelValues {
-    const labels: Record<string, string> = {};
-    for (let i = 0; i < this.#labelNames.length; i++) {
-      const value = this.values[i];
-      if (value !== undefined) labels[this.#labelNames[i] as string] = value;
-    }
-    return labels;
-  }
-
   protected abstract make(labels: LabelValues): C;
 
-  protected get cells(): readonly C[] {
-    return this.#cells;
+  protected get cells(): IterableIterator<C> {
+    return this.#cells.values();
   }
 
   /** How many series it has. */
   get size(): number {
-    return this.#cells.length;
+    return this.#cells.size;
   }
 
   reset(): void {
-    this.#root.clear();
-    this.#cells.length = 0;
+    this.#cells.clear();
   }
 }
 
@@ -143,14 +103,8 @@ export class HistogramFamily extends Family_<HistogramCell> {
   readonly type = 'histogram';
   readonly #bounds: readonly number[];
 
-  constructor(
-    name: string,
-    help: string,
-    registry: Registry,
-    labelNames: readonly string[],
-    bounds: readonly number[],
-  ) {
-    super(name, help, registry, labelNames);
+  constructor(name: string, help: string, registry: Registry, bounds: readonly number[]) {
+    super(name, help, registry);
     this.#bounds = [...bounds].sort((a, b) => a - b);
   }
 
