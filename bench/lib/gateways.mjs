@@ -22,7 +22,8 @@ export function switchboardConfig(upstreamName, command, args, extra = '') {
 /**
  * `switchboard serve --config F --port 0 --log-level warn [--no-trace]` on the bench's Node, with an
  * optional CPU profile (written when the gateway exits on SIGTERM). `extra` is YAML appended to the
- * generated configuration (other top-level sections: `audit`, `space`...).
+ * generated configuration (other top-level sections: `audit`, `space`...); `nodeFlags` are more
+ * options for Node (`--trace-gc`, `--import` of a bench module).
  */
 export async function startSwitchboard({
   upstreamName,
@@ -34,10 +35,11 @@ export async function startSwitchboard({
   label,
   cli = CLI,
   extra = '',
+  nodeFlags: moreFlags = [],
 }) {
   const configFile = join(workDir, `switchboard-${label ?? upstreamName}.yaml`);
   writeFileSync(configFile, switchboardConfig(upstreamName, command, args, extra));
-  const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const nodeFlags = [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...moreFlags];
   const proc = await startProcess(
     NODE,
     [

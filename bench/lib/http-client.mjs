@@ -5,6 +5,7 @@
 import { Pool } from 'undici';
 import { cpuMsOf } from './procs.mjs';
 import { summarize } from './stats.mjs';
+import { THREAD_KINDS, threadCpuDelta, threadCpuOf } from './threads.mjs';
 
 export const PROTOCOL_VERSION = '2025-11-25';
 const ACCEPT = 'application/json, text/event-stream';
@@ -209,15 +210,18 @@ export async function prepareEcho(target) {
  * One measured window on a prepared gateway (`target`: { url, pid, session }): a fresh pool of C
  * connections, `loadWindow`, and the CPU time of the gateway process (`pid`, without its upstream
  * children) and of this load client, each per request of the window. CPU is read over warm-up +
- * window and scaled to the window (approximate). Resolves with { rps, p50, p99, errors, completed,
- * cpuUsPerReq, clientUsPerReq }.
+ * window and scaled to the window (approximate); `threadUsPerReq` splits the gateway's by thread kind
+ * (bench/lib/threads.mjs: main, v8-platform, libuv-pool, worker, other). Resolves with { rps, p50,
+ * p99, errors, completed, cpuUsPerReq, threadUsPerReq, clientUsPerReq }.
  */
 export async function measureWindow(target, { concurrency, warmupMs, durationMs, tool, args }) {
   const pool = makePool(target.url, concurrency);
+  const threads0 = threadCpuOf(target.pid);
   const cpu0 = cpuMsOf(target.pid);
   const self0 = process.cpuUsage();
   const w = await loadWindow(target.session, pool, { concurrency, warmupMs, durationMs, tool, args });
   const cpu1 = cpuMsOf(target.pid);
+  const threads = threadCpuDelta(threads0, threadCpuOf(target.pid));
   const self1 = process.cpuUsage(self0);
   await pool.close();
   const s = summarize(w.latencies);
@@ -230,6 +234,7 @@ export async function measureWindow(target, { concurrency, warmupMs, durationMs,
     errors: w.errors,
     completed: w.completed,
     cpuUsPerReq: ((cpu1 - cpu0) * 1000 * share) / completed,
+    threadUsPerReq: Object.fromEntries(THREAD_KINDS.map((k) => [k, (threads[k] * 1000 * share) / completed])),
     clientUsPerReq: ((self1.user + self1.system) * share) / completed,
   };
 }

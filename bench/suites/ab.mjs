@@ -35,6 +35,7 @@ import { CLI, FIXTURES, NODE, ROOT, WORK_DIR } from '../lib/paths.mjs';
 import { cpuMsOf, sleep } from '../lib/procs.mjs';
 import { fmtMsFromUs, fmtNum, fmtRatio, fmtUs, median, range, summarize } from '../lib/stats.mjs';
 import { StdioMcpClient } from '../lib/stdio-client.mjs';
+import { THREAD_KINDS, threadCpuDelta, threadCpuOf } from '../lib/threads.mjs';
 
 /** The last commit before issue 20's work began. */
 export const DEFAULT_BASE = '8184dbc';
@@ -203,6 +204,7 @@ export default {
         for (const b of order(r)) await clients[b.key].callLoop(stdioPlan.warmup, 'echo', message);
         const samples = { before: [], after: [] };
         const cpu0 = Object.fromEntries(builds.map((b) => [b.key, cpuMsOf(clients[b.key].pid)]));
+        const threads0 = Object.fromEntries(builds.map((b) => [b.key, threadCpuOf(clients[b.key].pid)]));
         for (let done = 0, i = 0; done < stdioPlan.calls; done += stdioPlan.batch, i++) {
           const n = Math.min(stdioPlan.batch, stdioPlan.calls - done);
           for (const b of i % 2 === r % 2 ? builds : [...builds].reverse())
@@ -211,6 +213,10 @@ export default {
         for (const b of builds) {
           const s = summarize(samples[b.key]);
           s.cpuUsPerCall = ((cpuMsOf(clients[b.key].pid) - cpu0[b.key]) * 1000) / stdioPlan.calls;
+          const threads = threadCpuDelta(threads0[b.key], threadCpuOf(clients[b.key].pid));
+          s.threadUsPerCall = Object.fromEntries(
+            THREAD_KINDS.map((k) => [k, (threads[k] * 1000) / stdioPlan.calls]),
+          );
           stdio[b.key].push(s);
         }
       } finally {
@@ -281,6 +287,17 @@ export default {
       return `| ${name} | ${spread(before, fmt)} | ${spread(after, fmt)} | ${spread(ratios, fmtRatio)} | ${v.outside ? `**${v.text}**` : v.text} |`;
     };
     const pick = (list, f) => list.map((x) => x[f]);
+    // The CPU rows split by thread kind (bench/lib/threads.mjs); kinds that used no CPU are left out.
+    const threadRows = (name, before, after, f) =>
+      THREAD_KINDS.filter((k) => [...before, ...after].some((x) => x[f][k] > 0)).map((k) =>
+        row(
+          `${name}, ${k} thread${k === 'main' ? '' : 's'}`,
+          before.map((x) => x[f][k]),
+          after.map((x) => x[f][k]),
+          fmtUs,
+          false,
+        ),
+      );
     const lines = [
       `Before: ${base.commit} (\`--base ${ctx.abBase ?? DEFAULT_BASE}\`), built by the suite with \`git archive\` and \`npm run build\`` +
         ` on this checkout's node_modules${base.drift.length ? ` (its lock differs here: ${base.drift.join(', ')})` : ' (every dependency it locks is installed here at that version)'}.` +
@@ -294,7 +311,10 @@ export default {
       'Cells: median over rounds <sub>(min–max over rounds)</sub>. Ratio: after ÷ before within each round, then the median.',
       'Verdict: "outside it" when the after build’s median lies beyond the before build’s min–max over the rounds, or when the',
       'after build is on the same side of the before build in every round (the ratios’ min–max leaves out 1); else "within the',
-      'run’s spread". CPU is that of the gateway process (without its upstream child), per call.',
+      'run’s spread". CPU is that of the gateway process (without its upstream child), per call; the rows under it split it',
+      'by thread (/proc/PID/task/*/stat, bench/lib/threads.mjs): main (the event loop, with V8’s main-thread GC), v8-platform',
+      '(parallel and concurrent GC, background compilation), libuv-pool, worker (the trace store’s writer), other. Node 20',
+      'names every thread "node": the kinds are inferred from the order Node makes them in.',
       '',
       `| figure | ${builds[0].label} | ${builds[1].label} | after ÷ before | verdict |`,
       '|---|---|---|---|---|',
@@ -307,6 +327,7 @@ export default {
         fmtUs,
         false,
       ),
+      ...threadRows('stdio: CPU/call', stdio.before, stdio.after, 'threadUsPerCall'),
     ];
     for (const c of concurrencies) {
       const [b, a] = [http.before[c], http.after[c]];
@@ -315,6 +336,7 @@ export default {
         row(`HTTP C=${c}: p50`, pick(b, 'p50'), pick(a, 'p50'), fmtMsFromUs, false),
         row(`HTTP C=${c}: p99`, pick(b, 'p99'), pick(a, 'p99'), fmtMsFromUs, false),
         row(`HTTP C=${c}: CPU/req`, pick(b, 'cpuUsPerReq'), pick(a, 'cpuUsPerReq'), fmtUs, false),
+        ...threadRows(`HTTP C=${c}: CPU/req`, b, a, 'threadUsPerReq'),
       );
     }
     const errors = builds.map(
@@ -325,7 +347,8 @@ export default {
 
     // p99 is left out of the targets: over a few seconds a handful of slow calls move it more than
     // any change does. CPU per call is in: the load moves it least.
-    const keyRows = rows.filter((r) => !r.name.endsWith('p99'));
+    // The per-thread rows are a diagnosis of the CPU row, not targets of their own.
+    const keyRows = rows.filter((r) => !r.name.endsWith('p99') && !/ threads?$/.test(r.name));
     const targets = keyRows.map((r) => ({
       target: `${r.name}: no loss outside the run's spread`,
       measured: `${fmtRatio(median(r.ratios))} (${r.verdict.text})`,

@@ -40,6 +40,7 @@ import { measureWindow, prepareEcho } from '../lib/http-client.mjs';
 import { CLI, FIXTURES, NODE } from '../lib/paths.mjs';
 import { sleep, startProcess } from '../lib/procs.mjs';
 import { fmtMsFromUs, fmtNum, fmtRatio, fmtSpread, fmtUs, median, range, rotate } from '../lib/stats.mjs';
+import { THREAD_KINDS } from '../lib/threads.mjs';
 import { buildRevision } from './ab.mjs';
 
 /**
@@ -263,6 +264,48 @@ export default {
             paired(a, b, c, 'p99'),
             fmtRatio,
           )} | ${fmtSpread(paired(a, b, c, 'cpuUsPerReq'), fmtRatio)} |`,
+        );
+
+    // CPU/req by thread kind (bench/lib/threads.mjs): where a difference in the process's CPU is spent.
+    const kinds = THREAD_KINDS.filter((k) =>
+      ran.some((v) => concurrencies.some((c) => data[v.key][c].some((x) => x.threadUsPerReq[k] > 0))),
+    );
+    const threadOf = (k) => (w) => w.threadUsPerReq[k];
+    lines.push(
+      '',
+      'CPU/req by thread (/proc/PID/task/*/stat, bench/lib/threads.mjs; Node 20 names every thread "node", so the kinds',
+      'are inferred from the order Node makes them in): main (the event loop, with V8’s main-thread GC), v8-platform',
+      '(parallel and concurrent GC, background compilation), libuv-pool, worker (the trace store’s writer), other.',
+      'Per variant the median over its windows; per pair the paired ratio (median, min–max).',
+      '',
+      `| C | variant | ${kinds.join(' | ')} |`,
+      `|---|---|${kinds.map(() => '---|').join('')}`,
+    );
+    for (const c of concurrencies)
+      for (const v of ran)
+        lines.push(
+          `| ${c} | ${v.label} | ${kinds.map((k) => fmtUs(median(data[v.key][c].map(threadOf(k))))).join(' | ')} |`,
+        );
+    // Ratios only of the kinds busy in every window (a thread idle in one window has no ratio).
+    const ratioKinds = kinds.filter((k) =>
+      ran.every((v) => concurrencies.every((c) => data[v.key][c].every((x) => x.threadUsPerReq[k] > 0))),
+    );
+    lines.push(
+      '',
+      `| C | pair | ${ratioKinds.join(' | ')} |`,
+      `|---|---|${ratioKinds.map(() => '---|').join('')}`,
+    );
+    for (const c of concurrencies)
+      for (const [a, b, label] of ranPairs)
+        lines.push(
+          `| ${c} | ${label} | ${ratioKinds
+            .map((k) =>
+              fmtSpread(
+                pairData[`${a}/${b}`][c].map((w) => threadOf(k)(w.a) / threadOf(k)(w.b)),
+                fmtRatio,
+              ),
+            )
+            .join(' | ')} |`,
         );
 
     /** The A/A pair's req/s spread at C: how far from 1 two identical gateways' ratio strayed. */

@@ -10,7 +10,13 @@ import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from '../pro
 import type { ClientCall, ClientTag } from './client-call.js';
 import type { LinkId } from './correlation-table.js';
 import type { Link } from './links.js';
-import { type LinkPhase, type Observations, type ObservedCall, responseOutcome } from './observations.js';
+import {
+  isToolError,
+  type LinkPhase,
+  type Observations,
+  type ObservedCall,
+  type ObservedOutcome,
+} from './observations.js';
 import type { Session } from './session.js';
 import { wallNow } from './trace-mapping.js';
 
@@ -27,7 +33,11 @@ export function observeCallStart(observations: Observations, call: ClientCall): 
   observations.callStarted(observed);
 }
 
-/** A call observers saw start ended: `response` as sent, or none (cancelled, session ended). */
+/**
+ * A call observers saw start ended: `response` as sent, or none (cancelled, session ended). The end
+ * is one object of one shape, every field present (`undefined` when absent): observers read the
+ * same fields of every call's end.
+ */
 export function observeCallEnd(
   observations: Observations,
   call: ClientCall,
@@ -35,16 +45,19 @@ export function observeCallEnd(
 ): void {
   const observed = call.observed;
   if (observed === undefined) return;
-  const how =
-    response === undefined
-      ? { outcome: 'cancelled' as const }
-      : call.refused === true && 'error' in response
-        ? { outcome: 'refused' as const, errorCode: response.error.code, response }
-        : { ...responseOutcome(response), response };
+  let outcome: ObservedOutcome;
+  let errorCode: number | undefined;
+  if (response === undefined) outcome = 'cancelled';
+  else if ('error' in response) {
+    outcome = call.refused === true ? 'refused' : 'error';
+    errorCode = response.error.code;
+  } else outcome = isToolError(response.result) ? 'tool_error' : 'ok';
   observations.callEnded(observed, {
-    ...how,
-    ...(call.upstream === undefined ? {} : { upstream: call.upstream }),
-    ...(call.routed === undefined ? {} : { routed: call.routed }),
+    outcome,
+    errorCode,
+    upstream: call.upstream,
+    routed: call.routed,
+    response,
     durationMs: wallNow() - call.receivedAt,
   });
 }
@@ -58,16 +71,14 @@ export function observeUpstreamStart(
   call?: ObservedCall,
 ): void {
   if (!observations.active) return;
-  const observed = call ?? tag.call?.observed;
-  tag.observed = observations.upstreamStarted({
-    upstream: tag.upstream,
+  tag.observed = observations.upstreamStarted(
+    tag.upstream,
     link,
-    method: request.method,
     request,
-    ...(observed === undefined ? {} : { call: observed }),
-    traceSession: tag.traceSession,
-    traceId: tag.upstreamTraceId,
-  });
+    call ?? tag.call?.observed,
+    tag.traceSession,
+    tag.upstreamTraceId,
+  );
 }
 
 /** An upstream request ended (only its first end counts). */

@@ -13,7 +13,12 @@ import type { SessionView } from './ports.js';
 import type { CallInfo, UpstreamReply } from './router-types.js';
 import type { Session } from './session.js';
 
-/** The router's own record of a client request (see `CallInfo`). */
+/**
+ * The router's own record of a client request (see `CallInfo`). Made with every field present,
+ * those not known yet `undefined` (`Router`): one hidden class for every call, whichever fields a
+ * call's life sets (a field added later moves the object to another shape and out of its
+ * in-object slots, on the path of every request).
+ */
 export interface ClientCall {
   /** The session the request came on. */
   readonly session: Session<ClientCall>;
@@ -52,7 +57,11 @@ export interface ClientCall {
   observed?: ObservedCall;
 }
 
-/** What the correlation table keeps with a client→server request (a client's call or the gateway's own). */
+/**
+ * What the correlation table keeps with a client→server request (a client's call or the gateway's
+ * own). Made with every field present, in this order (`undefined` when absent), so that the tags
+ * of forwarded calls and of the gateway's own requests share one shape.
+ */
 export interface ClientTag {
   /** The client request this upstream request serves (absent for the gateway's own). */
   readonly call?: ClientCall;

@@ -140,13 +140,16 @@ export class GatewayRequests {
       link: link.id,
       method,
       now: performance.now(),
+      // Every field of a ClientTag, in its declared order (one shape for all tags; see `ClientTag`).
       tag: {
+        call: undefined,
         traceId: upstreamTraceId,
         upstreamTraceId,
         context,
         upstream: link.name,
-        traceSession,
         internal: waiter,
+        traceSession,
+        observed: undefined,
       },
     });
     if (!opened.ok) {

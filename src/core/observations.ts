@@ -181,7 +181,7 @@ export interface CallObserver {
 }
 
 /** A tool result that says `isError: true` (the tool's own failure, not a JSON-RPC error). */
-function isToolError(result: unknown): boolean {
+export function isToolError(result: unknown): boolean {
   return typeof result === 'object' && result !== null && (result as { isError?: unknown }).isError === true;
 }
 
@@ -213,9 +213,25 @@ export function requestTarget(request: JsonRpcRequest | undefined): ObservedTarg
   }
 }
 
-/** An upstream request being observed: ends once, whichever end the router reports first. */
-interface OpenUpstream extends ObservedUpstreamRequest {
-  ended: boolean;
+/**
+ * An upstream request being observed: ends once, whichever end the router reports first. A class,
+ * every field set in its constructor: one shape for every request's handle, however it was started.
+ */
+class OpenUpstream implements ObservedUpstreamRequest {
+  readonly method: string;
+  readonly startedAt = performance.now();
+  ended = false;
+
+  constructor(
+    readonly upstream: string,
+    readonly link: LinkId,
+    readonly request: JsonRpcRequest,
+    readonly call: ObservedCall | undefined,
+    readonly traceSession: SessionKey,
+    readonly traceId: string,
+  ) {
+    this.method = request.method;
+  }
 }
 
 type Hook = Exclude<keyof CallObserver, 'name'>;
@@ -313,9 +329,19 @@ export class Observations {
     }
   }
 
-  /** Reports an upstream request's start; the returned handle is what `upstreamEnded` takes. */
-  upstreamStarted(request: Omit<ObservedUpstreamRequest, 'startedAt'>): ObservedUpstreamRequest {
-    const open: OpenUpstream = { ...request, startedAt: performance.now(), ended: false };
+  /**
+   * Reports an upstream request's start: `request` as sent (before its id was rewritten) toward
+   * `upstream` on `link`, serving `call` if any. The returned handle is what `upstreamEnded` takes.
+   */
+  upstreamStarted(
+    upstream: string,
+    link: LinkId,
+    request: JsonRpcRequest,
+    call: ObservedCall | undefined,
+    traceSession: SessionKey,
+    traceId: string,
+  ): ObservedUpstreamRequest {
+    const open = new OpenUpstream(upstream, link, request, call, traceSession, traceId);
     for (const o of this.#observers) {
       if (o.upstreamStarted === undefined) continue;
       try {
@@ -330,6 +356,7 @@ export class Observations {
   /**
    * Reports an upstream request's end: with its response, or with the error or cancellation that
    * ended it. Only the first end of a request counts (a timeout is also a cancellation upstream).
+   * The end has one shape, every field present (`undefined` when absent).
    */
   upstreamEnded(
     request: ObservedUpstreamRequest,
@@ -339,12 +366,21 @@ export class Observations {
     if (open.ended) return;
     open.ended = true;
     const durationMs = performance.now() - open.startedAt;
-    const end: UpstreamEnd =
-      how === 'cancelled'
-        ? { outcome: 'cancelled', durationMs }
-        : 'response' in how
-          ? { ...responseOutcome(how.response), response: how.response, durationMs }
-          : { outcome: 'error', errorCode: how.error.code, durationMs };
+    let outcome: ObservedOutcome;
+    let errorCode: number | undefined;
+    let response: JsonRpcResponse | undefined;
+    if (how === 'cancelled') outcome = 'cancelled';
+    else if ('response' in how) {
+      response = how.response;
+      if ('error' in response) {
+        outcome = 'error';
+        errorCode = (response.error as JsonRpcErrorObject).code;
+      } else outcome = isToolError(response.result) ? 'tool_error' : 'ok';
+    } else {
+      outcome = 'error';
+      errorCode = how.error.code;
+    }
+    const end: UpstreamEnd = { outcome, errorCode, response, durationMs };
     for (const o of this.#observers) {
       if (o.upstreamEnded === undefined) continue;
       try {

@@ -493,6 +493,8 @@ export class Router implements SessionHost, LinkHost {
       return;
     }
     if (request.method === 'initialize') session.initializing(request.params);
+    // Every field present from the start, in one order, set later or not: calls keep one shape
+    // (V8's hidden class) and their fields in the object, whatever happens to them.
     const call: ClientCall = {
       session,
       request,
@@ -500,8 +502,16 @@ export class Router implements SessionHost, LinkHost {
       traceId,
       context,
       receivedAt,
+      controller: undefined,
       aborted: false,
+      info: undefined,
+      upstream: undefined,
+      routed: undefined,
       done: false,
+      pendingRoutes: undefined,
+      ended: false,
+      refused: false,
+      observed: undefined,
     };
     session.track(call);
     this.#calls.started();
@@ -699,7 +709,17 @@ export class Router implements SessionHost, LinkHost {
       link: link.id,
       method: request.method,
       now: performance.now(),
-      tag: { call, traceId, upstreamTraceId, context, upstream: link.name, traceSession: session.key },
+      // Every field of a ClientTag, in its declared order (one shape for all tags; see `ClientTag`).
+      tag: {
+        call,
+        traceId,
+        upstreamTraceId,
+        context,
+        upstream: link.name,
+        internal: undefined,
+        traceSession: session.key,
+        observed: undefined,
+      },
       ...(progressToken === undefined ? {} : { progressToken }),
     });
     if (!opened.ok) {
