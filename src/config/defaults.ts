@@ -52,6 +52,8 @@ export const DEFAULTS: {
     readonly maxStdinBufferBytes: number;
     /** `sharing: pooled` (stdio) only. */
     readonly pool: PoolConfig;
+    /** http upstreams only: the longest wait for each handshake step (`HttpUpstreamConfig`). */
+    readonly handshakeTimeoutMs: number;
   };
   readonly trace: TraceConfig;
   readonly logging: LoggingConfig;
@@ -94,6 +96,7 @@ export const DEFAULTS: {
     },
     maxStdinBufferBytes: 4 * MiB,
     pool: { max: 8, idleTimeoutMs: MINUTE, queueTimeoutMs: 30 * SECOND, maxQueued: 256 },
+    handshakeTimeoutMs: 30 * SECOND,
   },
   trace: { enabled: true, maxPayloadBytes: MiB, payloads: 'redacted' },
   logging: { level: 'info' },

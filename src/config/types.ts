@@ -85,6 +85,13 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
    * speaks to each client in its own era without probing (docs/eras.md).
    */
   readonly era: 'auto' | 'modern' | 'legacy' | 'dual';
+  /**
+   * The longest wait for each step of the handshake (the `initialize` answer; on Streamable HTTP
+   * also the status of the first `notifications/initialized`). When it passes, what waits behind
+   * the handshake fails with `SB_UPSTREAM_UNAVAILABLE` and the connection is retried with the
+   * `restart` backoff, as for an upstream that is down. 30 s by default, at most 10 minutes.
+   */
+  readonly handshakeTimeoutMs: number;
 }
 
 export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;

@@ -259,6 +259,7 @@ describe('a complete file', () => {
       url: 'https://mcp.example.com/mcp',
       headers: { Authorization: 'Bearer t-456', 'X-Tenant': 'acme' },
       era: 'auto',
+      handshakeTimeoutMs: 30_000,
       sharing: 'per-session',
       maxMessageBytes: 8 * 1024 * 1024,
       required: true,
@@ -587,6 +588,21 @@ describe('upstreams', () => {
       expect(issue(remote({ era: '2026' })).path).toBe('upstreams.remote.era');
       expect(issue({ upstreams: { local: { command: 'npx', era: 'modern' } } }).path).toBe(
         'upstreams.local.era',
+      );
+    });
+
+    it('bounds the handshake: 30s by default, a duration above 0 and at most 10m when given', () => {
+      expect(http(valid(remote({})).config).handshakeTimeoutMs).toBe(30_000);
+      expect(http(valid(remote({ handshakeTimeout: '5s' })).config).handshakeTimeoutMs).toBe(5000);
+      expect(http(valid(remote({ handshakeTimeout: '10m' })).config).handshakeTimeoutMs).toBe(600_000);
+      expect(issue(remote({ handshakeTimeout: '0s' })).path).toBe('upstreams.remote.handshakeTimeout');
+      expect(issue(remote({ handshakeTimeout: '11m' }))).toEqual({
+        path: 'upstreams.remote.handshakeTimeout',
+        found: '11m',
+        expected: 'a duration of at most 10m',
+      });
+      expect(issue({ upstreams: { local: { command: 'npx', handshakeTimeout: '5s' } } }).path).toBe(
+        'upstreams.local.handshakeTimeout',
       );
     });
 

@@ -95,7 +95,7 @@ export const CONFIG_KEYS = {
   upstreamCommon: ['transport', 'sharing', 'maxMessageBytes', 'restart', 'required'],
   stdio: ['command', 'args', 'cwd', 'env', 'passEnv', 'maxStdinBufferBytes', 'pool'],
   pool: ['max', 'idleTimeout', 'queueTimeout', 'maxQueued'],
-  http: ['url', 'headers', 'era'],
+  http: ['url', 'headers', 'era', 'handshakeTimeout'],
   restart: ['enabled', 'initialDelay', 'maxDelay', 'maxRestarts'],
   trace: ['enabled', 'maxPayloadBytes', 'payloads'],
   logging: ['level'],
@@ -358,10 +358,23 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
       url: c.url(f, p),
       headers: c.headers(f, p),
       era: c.choice(f, p, 'era', ['auto', 'modern', 'legacy', 'dual'] as const, 'auto'),
+      handshakeTimeoutMs: readHandshakeTimeout(c, f, p),
     };
     return http;
   }
   return undefined;
+}
+
+/** The longest `handshakeTimeout` accepted: a handshake slower than a call's deadline is a fault. */
+export const MAX_HANDSHAKE_TIMEOUT_MS = 10 * 60_000;
+
+/** `upstreams.<name>.handshakeTimeout`: a duration above 0, at most `MAX_HANDSHAKE_TIMEOUT_MS`. */
+function readHandshakeTimeout(c: Checker, f: Map<string, unknown>, p: ConfigPath): number {
+  const fallback = DEFAULTS.upstream.handshakeTimeoutMs;
+  const ms = c.duration(f, p, 'handshakeTimeout', fallback, false);
+  if (ms <= MAX_HANDSHAKE_TIMEOUT_MS) return ms;
+  c.issue([...p, 'handshakeTimeout'], String(f.get('handshakeTimeout')), 'a duration of at most 10m');
+  return fallback;
 }
 
 /** `upstreams.<name>.pool`: the bounds of a pooled upstream. */

@@ -392,6 +392,7 @@ export class ServeGateway {
           dispatcher: pool,
           era: config.era,
           eraCache: this.#eras,
+          handshakeTimeoutMs: config.handshakeTimeoutMs,
         },
         logger: this.#o.logger,
         metrics: this.#o.metrics,
