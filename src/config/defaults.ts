@@ -82,7 +82,12 @@ export const DEFAULTS: {
     maxSessionsPerPrincipal: 1000,
     maxStreamsPerSession: 16,
   },
-  resumability: { maxEventsPerSession: 1000, maxEventAgeMs: 5 * MINUTE, retryMs: SECOND },
+  resumability: {
+    maxEventsPerSession: 1000,
+    maxEventAgeMs: 5 * MINUTE,
+    maxTotalBytes: 64 * MiB,
+    retryMs: SECOND,
+  },
   timeouts: { requestMs: 10 * MINUTE, resetOnProgress: true, maxTotalMs: HOUR },
   upstream: {
     sharing: 'shared',

@@ -156,6 +156,12 @@ export interface SessionsConfig {
 export interface ResumabilityConfig {
   readonly maxEventsPerSession: number;
   readonly maxEventAgeMs: number;
+  /**
+   * The event store's budget for all sessions together (event data plus a fixed charge per
+   * event); past it the largest sessions lose their oldest events first, and a client resuming
+   * past them is told with `SB_EVENTS_LOST`. 1 KiB to 4 GiB; default 64 MiB.
+   */
+  readonly maxTotalBytes: number;
   /** The SSE `retry` the gateway announces (2025-11-25 priming), in ms. */
   readonly retryMs: number;
 }

@@ -198,6 +198,7 @@ export class ServeGateway {
     const store = new MemoryEventStore({
       maxEventsPerSession: config.resumability.maxEventsPerSession,
       maxEventAgeMs: config.resumability.maxEventAgeMs,
+      maxTotalBytes: config.resumability.maxTotalBytes,
     });
     const hooks = {
       opened: (key: string, endpoint: string) => {
