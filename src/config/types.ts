@@ -195,7 +195,10 @@ export type OtlpProtocol = 'http/protobuf' | 'http/json';
  * variables can supply it when the gateway starts (`src/observe/otel/otel-settings.ts`).
  */
 export interface OtelConfig {
-  /** `true`/`false` when the file says; undefined: on when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  /**
+   * `true`/`false` when the file says; undefined: each signal on when the environment asks for its
+   * OTLP export (an endpoint, or `OTEL_*_EXPORTER=otlp`; docs/observability.md, "Turning it on").
+   */
   readonly enabled?: boolean;
   /** The OTLP/HTTP base URL (`/v1/traces` and `/v1/metrics` are appended). */
   readonly endpoint?: string;
