@@ -524,3 +524,54 @@ describe('progress of a request whose POST stream is gone', () => {
     }
   });
 });
+
+describe('events evicted by the store budget (resumability.maxTotalBytes: 1KiB)', () => {
+  let tiny: RunningServe;
+  beforeAll(async () => {
+    tiny = await startServe({
+      configYaml: stdioUpstreamConfig(
+        everything,
+        'server:\n  streamAfter: 0\nresumability:\n  maxTotalBytes: 1KiB\n',
+      ),
+    });
+  });
+  afterAll(async () => {
+    await tiny?.stop();
+  });
+
+  it('evicts past the configured budget, and a client resuming past the eviction gets SB_EVENTS_LOST first', async () => {
+    const session = await initialize(tiny.url);
+    const clockSession = await initialize(tiny.url);
+    const dropped = await postSse(tiny.url, session.headers, longCall(2, 'tok-budget', 4, 0.8));
+    const clock = await postSse(tiny.url, clockSession.headers, longCall(2, 'tok-budget-clock', 4, 0.8));
+    try {
+      await dropped.waitFor(() => true);
+      const primingId = dropped.ids[0]!;
+      dropped.abort();
+      await dropped.done;
+      // Six events of some 200 bytes each and 96 bytes of charge (far under maxEventsPerSession):
+      // only the byte budget can have made the store drop any of them.
+      await clock.done;
+      expect(isResponseTo(clock.messages().at(-1), 2)).toBe(true);
+
+      const resumed = await openSse(tiny.url, 'GET', { ...session.headers, 'last-event-id': primingId });
+      expect(resumed.status).toBe(200);
+      await resumed.waitFor((_, m) => isResponseTo(m, 2));
+      await resumed.done;
+      const messages = resumed.messages();
+      expect(messages[0]).toMatchObject({
+        jsonrpc: '2.0',
+        method: 'notifications/message',
+        params: { level: 'warning', data: { code: 'SB_EVENTS_LOST', lastEventId: primingId } },
+      });
+      expect(isResponseTo(messages.at(-1), 2)).toBe(true);
+      // Fewer than the four progress notifications came back: some were evicted.
+      expect(messages.filter(isProgress).length).toBeLessThan(4);
+    } finally {
+      dropped.abort();
+      clock.abort();
+      await send(tiny.url, 'DELETE', session.headers);
+      await send(tiny.url, 'DELETE', clockSession.headers);
+    }
+  });
+});

@@ -52,6 +52,8 @@ export const DEFAULTS: {
     readonly maxStdinBufferBytes: number;
     /** `sharing: pooled` (stdio) only. */
     readonly pool: PoolConfig;
+    /** http upstreams only: the longest wait for each handshake step (`HttpUpstreamConfig`). */
+    readonly handshakeTimeoutMs: number;
   };
   readonly trace: TraceConfig;
   readonly logging: LoggingConfig;
@@ -80,7 +82,12 @@ export const DEFAULTS: {
     maxSessionsPerPrincipal: 1000,
     maxStreamsPerSession: 16,
   },
-  resumability: { maxEventsPerSession: 1000, maxEventAgeMs: 5 * MINUTE, retryMs: SECOND },
+  resumability: {
+    maxEventsPerSession: 1000,
+    maxEventAgeMs: 5 * MINUTE,
+    maxTotalBytes: 64 * MiB,
+    retryMs: SECOND,
+  },
   timeouts: { requestMs: 10 * MINUTE, resetOnProgress: true, maxTotalMs: HOUR },
   upstream: {
     sharing: 'shared',
@@ -94,6 +101,7 @@ export const DEFAULTS: {
     },
     maxStdinBufferBytes: 4 * MiB,
     pool: { max: 8, idleTimeoutMs: MINUTE, queueTimeoutMs: 30 * SECOND, maxQueued: 256 },
+    handshakeTimeoutMs: 30 * SECOND,
   },
   trace: { enabled: true, maxPayloadBytes: MiB, payloads: 'redacted' },
   logging: { level: 'info' },

@@ -85,6 +85,13 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
    * speaks to each client in its own era without probing (docs/eras.md).
    */
   readonly era: 'auto' | 'modern' | 'legacy' | 'dual';
+  /**
+   * The longest wait for each step of the handshake (the `initialize` answer; on Streamable HTTP
+   * also the status of the first `notifications/initialized`). When it passes, what waits behind
+   * the handshake fails with `SB_UPSTREAM_UNAVAILABLE` and the connection is retried with the
+   * `restart` backoff, as for an upstream that is down. 30 s by default, at most 10 minutes.
+   */
+  readonly handshakeTimeoutMs: number;
 }
 
 export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;
@@ -149,6 +156,12 @@ export interface SessionsConfig {
 export interface ResumabilityConfig {
   readonly maxEventsPerSession: number;
   readonly maxEventAgeMs: number;
+  /**
+   * The event store's budget for all sessions together (event data plus a fixed charge per
+   * event); past it the largest sessions lose their oldest events first, and a client resuming
+   * past them is told with `SB_EVENTS_LOST`. 1 KiB to 4 GiB; default 64 MiB.
+   */
+  readonly maxTotalBytes: number;
   /** The SSE `retry` the gateway announces (2025-11-25 priming), in ms. */
   readonly retryMs: number;
 }
@@ -182,7 +195,10 @@ export type OtlpProtocol = 'http/protobuf' | 'http/json';
  * variables can supply it when the gateway starts (`src/observe/otel/otel-settings.ts`).
  */
 export interface OtelConfig {
-  /** `true`/`false` when the file says; undefined: on when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. */
+  /**
+   * `true`/`false` when the file says; undefined: each signal on when the environment asks for its
+   * OTLP export (an endpoint, or `OTEL_*_EXPORTER=otlp`; docs/observability.md, "Turning it on").
+   */
   readonly enabled?: boolean;
   /** The OTLP/HTTP base URL (`/v1/traces` and `/v1/metrics` are appended). */
   readonly endpoint?: string;

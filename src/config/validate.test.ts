@@ -79,7 +79,12 @@ describe('defaults', () => {
         maxSessionsPerPrincipal: 1000,
         maxStreamsPerSession: 16,
       },
-      resumability: { maxEventsPerSession: 1000, maxEventAgeMs: 5 * 60_000, retryMs: 1000 },
+      resumability: {
+        maxEventsPerSession: 1000,
+        maxEventAgeMs: 5 * 60_000,
+        maxTotalBytes: 64 * 1024 * 1024,
+        retryMs: 1000,
+      },
       timeouts: { requestMs: 10 * 60_000, resetOnProgress: true, maxTotalMs: 3_600_000 },
       upstreams: [
         {
@@ -169,7 +174,7 @@ describe('a complete file', () => {
       maxSessionsPerPrincipal: 5,
       maxStreamsPerSession: 4,
     },
-    resumability: { maxEventsPerSession: 1, maxEventAge: '1m', retry: '2s' },
+    resumability: { maxEventsPerSession: 1, maxEventAge: '1m', maxTotalBytes: '2MiB', retry: '2s' },
     timeouts: { request: 0, resetOnProgress: false, maxTotal: '2h' },
     upstreams: {
       everything: {
@@ -231,7 +236,12 @@ describe('a complete file', () => {
       maxSessionsPerPrincipal: 5,
       maxStreamsPerSession: 4,
     });
-    expect(config.resumability).toEqual({ maxEventsPerSession: 1, maxEventAgeMs: 60_000, retryMs: 2000 });
+    expect(config.resumability).toEqual({
+      maxEventsPerSession: 1,
+      maxEventAgeMs: 60_000,
+      maxTotalBytes: 2 * 1024 * 1024,
+      retryMs: 2000,
+    });
     expect(config.timeouts).toEqual({ requestMs: 0, resetOnProgress: false, maxTotalMs: 7_200_000 });
     expect(config.upstreams.map((u) => u.name)).toEqual(['everything', 'remote']);
     expect(stdio(config)).toEqual({
@@ -259,6 +269,7 @@ describe('a complete file', () => {
       url: 'https://mcp.example.com/mcp',
       headers: { Authorization: 'Bearer t-456', 'X-Tenant': 'acme' },
       era: 'auto',
+      handshakeTimeoutMs: 30_000,
       sharing: 'per-session',
       maxMessageBytes: 8 * 1024 * 1024,
       required: true,
@@ -590,6 +601,21 @@ describe('upstreams', () => {
       );
     });
 
+    it('bounds the handshake: 30s by default, a duration above 0 and at most 10m when given', () => {
+      expect(http(valid(remote({})).config).handshakeTimeoutMs).toBe(30_000);
+      expect(http(valid(remote({ handshakeTimeout: '5s' })).config).handshakeTimeoutMs).toBe(5000);
+      expect(http(valid(remote({ handshakeTimeout: '10m' })).config).handshakeTimeoutMs).toBe(600_000);
+      expect(issue(remote({ handshakeTimeout: '0s' })).path).toBe('upstreams.remote.handshakeTimeout');
+      expect(issue(remote({ handshakeTimeout: '11m' }))).toEqual({
+        path: 'upstreams.remote.handshakeTimeout',
+        found: '"11m"',
+        expected: 'a duration of at most 10m',
+      });
+      expect(issue({ upstreams: { local: { command: 'npx', handshakeTimeout: '5s' } } }).path).toBe(
+        'upstreams.local.handshakeTimeout',
+      );
+    });
+
     it('needs a URL', () => {
       expect(issue({ upstreams: { remote: { transport: 'http' } } })).toEqual({
         path: 'upstreams.remote.url',
@@ -895,6 +921,9 @@ describe('limits and durations', () => {
     ['resumability', 'maxEventsPerSession', 0, 'a positive integer'],
     ['resumability', 'maxEventAge', 0, 'a duration longer than 0'],
     ['resumability', 'retry', 0, 'a duration longer than 0'],
+    ['resumability', 'maxTotalBytes', 0, 'a size larger than 0'],
+    ['resumability', 'maxTotalBytes', '1000B', 'a size from 1KiB to 4GiB'],
+    ['resumability', 'maxTotalBytes', '5GiB', 'a size from 1KiB to 4GiB'],
     ['timeouts', 'request', '10 min', 'not "min"'],
     ['timeouts', 'resetOnProgress', 'on', 'true or false'],
     ['timeouts', 'maxTotal', -1, '0 disables'],

@@ -90,12 +90,12 @@ export const CONFIG_KEYS = {
     'maxSessionsPerPrincipal',
     'maxStreamsPerSession',
   ],
-  resumability: ['maxEventsPerSession', 'maxEventAge', 'retry'],
+  resumability: ['maxEventsPerSession', 'maxEventAge', 'maxTotalBytes', 'retry'],
   timeouts: ['request', 'resetOnProgress', 'maxTotal'],
   upstreamCommon: ['transport', 'sharing', 'maxMessageBytes', 'restart', 'required'],
   stdio: ['command', 'args', 'cwd', 'env', 'passEnv', 'maxStdinBufferBytes', 'pool'],
   pool: ['max', 'idleTimeout', 'queueTimeout', 'maxQueued'],
-  http: ['url', 'headers', 'era'],
+  http: ['url', 'headers', 'era', 'handshakeTimeout'],
   restart: ['enabled', 'initialDelay', 'maxDelay', 'maxRestarts'],
   trace: ['enabled', 'maxPayloadBytes', 'payloads'],
   logging: ['level'],
@@ -218,8 +218,24 @@ function readResumability(c: Checker, raw: unknown): ResumabilityConfig {
   return {
     maxEventsPerSession: c.integer(f, p, 'maxEventsPerSession', { min: 1, fallback: d.maxEventsPerSession }),
     maxEventAgeMs: c.duration(f, p, 'maxEventAge', d.maxEventAgeMs, false),
+    maxTotalBytes: readEventBudget(c, f, p),
     retryMs: c.duration(f, p, 'retry', d.retryMs, false),
   };
+}
+
+/**
+ * The bounds of `resumability.maxTotalBytes`: below 1 KiB not even a few events fit (every one
+ * would be evicted as it is stored); above 4 GiB the budget no longer bounds anything a Node heap
+ * can hold.
+ */
+export const EVENT_BUDGET_BOUNDS = { min: 1024, max: 4 * 1024 ** 3 } as const;
+
+function readEventBudget(c: Checker, f: Map<string, unknown>, p: ConfigPath): number {
+  const fallback = DEFAULTS.resumability.maxTotalBytes;
+  const bytes = c.size(f, p, 'maxTotalBytes', fallback, false);
+  if (bytes >= EVENT_BUDGET_BOUNDS.min && bytes <= EVENT_BUDGET_BOUNDS.max) return bytes;
+  c.issue([...p, 'maxTotalBytes'], describeValue(f.get('maxTotalBytes')), 'a size from 1KiB to 4GiB');
+  return fallback;
 }
 
 function readTimeouts(c: Checker, raw: unknown): TimeoutsConfig {
@@ -358,10 +374,23 @@ function readUpstream(c: Checker, name: string, raw: unknown): UpstreamConfig | 
       url: c.url(f, p),
       headers: c.headers(f, p),
       era: c.choice(f, p, 'era', ['auto', 'modern', 'legacy', 'dual'] as const, 'auto'),
+      handshakeTimeoutMs: readHandshakeTimeout(c, f, p),
     };
     return http;
   }
   return undefined;
+}
+
+/** The longest `handshakeTimeout` accepted: a handshake slower than a call's deadline is a fault. */
+export const MAX_HANDSHAKE_TIMEOUT_MS = 10 * 60_000;
+
+/** `upstreams.<name>.handshakeTimeout`: a duration above 0, at most `MAX_HANDSHAKE_TIMEOUT_MS`. */
+function readHandshakeTimeout(c: Checker, f: Map<string, unknown>, p: ConfigPath): number {
+  const fallback = DEFAULTS.upstream.handshakeTimeoutMs;
+  const ms = c.duration(f, p, 'handshakeTimeout', fallback, false);
+  if (ms <= MAX_HANDSHAKE_TIMEOUT_MS) return ms;
+  c.issue([...p, 'handshakeTimeout'], describeValue(f.get('handshakeTimeout')), 'a duration of at most 10m');
+  return fallback;
 }
 
 /** `upstreams.<name>.pool`: the bounds of a pooled upstream. */

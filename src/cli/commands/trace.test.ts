@@ -87,6 +87,22 @@ describe('switchboard trace show', () => {
     expect(wire[6]).toMatchObject({ correlation_id: [trace.D, trace.UR], context: `s1/${trace.D}` });
   });
 
+  it('carries the OpenTelemetry ids in --json as the text form lists them (otel.trace_id, otel.span_id)', async () => {
+    const dir = join(root, 'with-otel');
+    mkdirSync(dir);
+    const otel = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+    const store = new SqliteTraceStore(join(dir, 'trace.db'));
+    store.upsertSession(trace.session);
+    store.append(trace.records.map((r, i) => (i === 0 ? { ...r, otel } : r)));
+    store.close();
+    const text = await run(['trace', 'show', 'c0ffee-mcp', ...at(dir)]);
+    expect(text.out).toContain(`${otel.traceId}  ${otel.spanId}`);
+    const json = await run(['trace', 'show', 'c0ffee-mcp', '--json', ...at(dir)]);
+    const wire = lines(json.out).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(wire[0]?.otel).toEqual({ trace_id: otel.traceId, span_id: otel.spanId });
+    expect(wire.slice(1).filter((w) => 'otel' in w)).toEqual([]);
+  });
+
   it('takes a session id that starts with "-" after "--", and says so when it is given before', async () => {
     const dashed = join(root, 'dashed');
     mkdirSync(dashed);

@@ -118,7 +118,7 @@ export function registerTraceCommands(program: Command): void {
     .command('show')
     .description('every envelope of one session, in the order the gateway saw them')
     .argument('<session>', 'the internal session key or the client-facing Mcp-Session-Id')
-    .option('--json', 'one wire MEUP envelope per line (JSON Lines)')
+    .option('--json', 'one wire MEUP envelope per line (JSON Lines), with otel.trace_id/span_id when kept')
     .option('--wide', WIDE_HELP)
     .option('--data-dir <dir>', DATA_DIR_HELP)
     .action((session: string, options: { json?: boolean; wide?: boolean }, command: Command) =>

@@ -198,6 +198,7 @@ export class ServeGateway {
     const store = new MemoryEventStore({
       maxEventsPerSession: config.resumability.maxEventsPerSession,
       maxEventAgeMs: config.resumability.maxEventAgeMs,
+      maxTotalBytes: config.resumability.maxTotalBytes,
     });
     const hooks = {
       opened: (key: string, endpoint: string) => {
@@ -384,6 +385,7 @@ export class ServeGateway {
           dispatcher: pool,
           era: config.era,
           eraCache: this.#eras,
+          handshakeTimeoutMs: config.handshakeTimeoutMs,
         },
         logger: this.#o.logger,
         metrics: this.#o.metrics,

@@ -115,20 +115,24 @@ export function startOtel(options: OtelRuntimeOptions): OtelRuntime {
   const metricExporter = json
     ? new JsonMetricExporter({ url: settings.metricsUrl, headers: { ...settings.headers } })
     : new ProtoMetricExporter({ url: settings.metricsUrl, headers: { ...settings.headers } });
+  // A signal that is off (`OTEL_*_EXPORTER=none`) gets no exporter; spans are then not even
+  // recorded (the sampler drops every trace), so trace context still passes through unchanged.
   const tracerProvider = new BasicTracerProvider({
     resource,
-    sampler: samplerOf(settings.sampler, settings.ratio),
-    spanProcessors: [new BatchSpanProcessor(traceExporter)],
+    sampler: settings.traces ? samplerOf(settings.sampler, settings.ratio) : samplerOf('always_off', 0),
+    spanProcessors: settings.traces ? [new BatchSpanProcessor(traceExporter)] : [],
   });
   const meterProvider = new MeterProvider({
     resource,
-    readers: [
-      new PeriodicExportingMetricReader({
-        exporter: metricExporter,
-        exportIntervalMillis: settings.metricIntervalMs,
-        exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs),
-      }),
-    ],
+    readers: settings.metrics
+      ? [
+          new PeriodicExportingMetricReader({
+            exporter: metricExporter,
+            exportIntervalMillis: settings.metricIntervalMs,
+            exportTimeoutMillis: Math.min(30_000, settings.metricIntervalMs),
+          }),
+        ]
+      : [],
   });
   const tracer = tracerProvider.getTracer('switchboard', options.version);
   const meter = meterProvider.getMeter('switchboard', options.version);

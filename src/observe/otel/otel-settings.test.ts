@@ -35,6 +35,8 @@ describe('otelSettings', () => {
 
   it('has the defaults of the SDKs when on with nothing else', () => {
     expect(on({ enabled: true })).toEqual({
+      traces: true,
+      metrics: true,
       tracesUrl: 'http://localhost:4318/v1/traces',
       metricsUrl: 'http://localhost:4318/v1/metrics',
       protocol: 'http/protobuf',
@@ -103,12 +105,94 @@ describe('otelSettings', () => {
       [{ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' }, /OTEL_TRACES_SAMPLER_ARG=2/],
       [{ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }, /OTEL_EXPORTER_OTLP_HEADERS/],
       [{ OTEL_METRIC_EXPORT_INTERVAL: '0' }, /OTEL_METRIC_EXPORT_INTERVAL/],
+      [{ OTEL_TRACES_EXPORTER: 'zipkin' }, /OTEL_TRACES_EXPORTER=zipkin: the gateway exports otlp/],
+      [{ OTEL_METRICS_EXPORTER: 'prometheus' }, /OTEL_METRICS_EXPORTER=prometheus/],
     ];
     for (const [env, message] of cases) {
       const decision = otelSettings({ ...OTEL_DEFAULTS, enabled: true }, env);
       expect(decision.on).toBe(false);
       expect('error' in decision ? decision.error : '').toMatch(message);
     }
+  });
+});
+
+/**
+ * The table of docs/observability.md ("Turning it on"), row by row: which variables turn export on
+ * (and which signals), which turn it off, and which only configure an export that is on.
+ */
+describe('what turns export on, signal by signal', () => {
+  const signals = (config: Partial<OtelConfig>, env: NodeJS.ProcessEnv) => {
+    const decision = otelSettings({ ...OTEL_DEFAULTS, ...config }, env);
+    if ('error' in decision) throw new Error(decision.error);
+    return decision.on ? { traces: decision.settings.traces, metrics: decision.settings.metrics } : 'off';
+  };
+  const both = { traces: true, metrics: true };
+
+  it('OTEL_SDK_DISABLED=true: off, whatever the file and the rest of the environment say', () => {
+    const everything = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'otlp' };
+    expect(signals({ enabled: true }, { ...everything, OTEL_SDK_DISABLED: 'True' })).toBe('off');
+    // Only "true" is true (the specification forbids other spellings of it).
+    expect(signals({}, { ...everything, OTEL_SDK_DISABLED: '1' })).toEqual(both);
+  });
+
+  it('enabled in the file: both signals, or none, whatever the endpoints say', () => {
+    expect(signals({ enabled: true }, {})).toEqual(both);
+    expect(signals({ enabled: false }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toBe('off');
+    expect(signals({ enabled: false }, { OTEL_TRACES_EXPORTER: 'otlp' })).toBe('off');
+  });
+
+  it('OTEL_EXPORTER_OTLP_ENDPOINT: both signals', () => {
+    expect(signals({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toEqual(both);
+  });
+
+  it("a signal's own endpoint: that signal only", () => {
+    expect(signals({}, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces' })).toEqual({
+      traces: true,
+      metrics: false,
+    });
+    expect(signals({}, { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://c:4318/v1/metrics' })).toEqual({
+      traces: false,
+      metrics: true,
+    });
+  });
+
+  it("a signal's exporter named otlp: that signal, to the default endpoint", () => {
+    const decision = otelSettings(OTEL_DEFAULTS, { OTEL_TRACES_EXPORTER: 'OTLP' });
+    expect(decision).toMatchObject({
+      on: true,
+      settings: { traces: true, metrics: false, tracesUrl: 'http://localhost:4318/v1/traces' },
+    });
+    expect(signals({}, { OTEL_METRICS_EXPORTER: 'otlp' })).toEqual({ traces: false, metrics: true });
+  });
+
+  it("a signal's exporter none: that signal off, even when the file enables export", () => {
+    expect(signals({ enabled: true }, { OTEL_TRACES_EXPORTER: 'none' })).toEqual({
+      traces: false,
+      metrics: true,
+    });
+    expect(
+      signals({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_METRICS_EXPORTER: 'none' }),
+    ).toEqual({
+      traces: true,
+      metrics: false,
+    });
+    expect(signals({ enabled: true }, { OTEL_TRACES_EXPORTER: 'none', OTEL_METRICS_EXPORTER: 'none' })).toBe(
+      'off',
+    );
+  });
+
+  it.each([
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', 'http/json'],
+    ['OTEL_EXPORTER_OTLP_HEADERS', 'a=b'],
+    ['OTEL_SERVICE_NAME', 'gw'],
+    ['OTEL_RESOURCE_ATTRIBUTES', 'deployment.environment=prod'],
+    ['OTEL_TRACES_SAMPLER', 'always_on'],
+    ['OTEL_TRACES_SAMPLER_ARG', '0.5'],
+    ['OTEL_METRIC_EXPORT_INTERVAL', '1000'],
+    ['OTEL_BSP_MAX_QUEUE_SIZE', '4096'],
+    ['OTEL_TRACES_EXPORTER', 'none'],
+  ])('%s alone configures, and turns nothing on', (name, value) => {
+    expect(signals({}, { [name]: value })).toBe('off');
   });
 });
 

@@ -3,12 +3,25 @@
  * environment variables, before anything of OpenTelemetry is loaded: when the answer is "off", the
  * gateway never imports an `@opentelemetry/*` module (`otel-runtime.ts` is loaded only when on).
  *
- * Precedence, as every OpenTelemetry SDK has it: `OTEL_SDK_DISABLED=true` turns export off whatever
- * else says; a setting in the file wins over its environment variable; the environment fills what
- * the file leaves out; then the defaults. Without `enabled` in the file, export is on exactly when
- * an OTLP endpoint is set in the environment (`OTEL_EXPORTER_OTLP_ENDPOINT` or
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), which is how an operator turns on a process they did not
- * configure. Pure: the environment is a parameter.
+ * Whether export is on, signal by signal (docs/observability.md, "Turning it on", has the table):
+ *
+ * 1. `OTEL_SDK_DISABLED=true` (case-insensitive, as the SDK specification defines a true boolean)
+ *    turns everything off, whatever else says.
+ * 2. `OTEL_TRACES_EXPORTER=none` / `OTEL_METRICS_EXPORTER=none` turn that signal off, even when the
+ *    file enables export; `otlp` is the only other value honoured (anything else is refused).
+ * 3. `enabled` in the file decides for both signals when it is there.
+ * 4. Without it, a signal is on exactly when the environment asks for its OTLP export: the
+ *    generic `OTEL_EXPORTER_OTLP_ENDPOINT` (both signals), the signal's own endpoint
+ *    (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `..._METRICS_ENDPOINT`), or the signal's exporter
+ *    named explicitly (`OTEL_TRACES_EXPORTER=otlp`). This is how an operator turns on a process
+ *    they did not configure. The SDK's own default exporter (`otlp`, to localhost) is not followed
+ *    when nothing is set: the gateway is an application with export built in, off by default, so
+ *    an unset environment must not start sending to localhost:4318 (as Docker's CLI and other
+ *    instrumented servers do, an endpoint or an explicit exporter turns it on).
+ *
+ * Every other variable only configures an export that is on. A setting in the file wins over its
+ * environment variable; the environment fills what the file leaves out; then the defaults. Pure:
+ * the environment is a parameter.
  */
 import type { OtelConfig, OtlpProtocol } from '../../config/types.js';
 
@@ -31,6 +44,10 @@ export const SAMPLER_NAMES: readonly SamplerName[] = [
 ];
 
 export interface OtelSettings {
+  /** Whether spans are exported (else none are recorded: the sampler drops every trace). */
+  readonly traces: boolean;
+  /** Whether the duration histograms are exported. */
+  readonly metrics: boolean;
   /** Where spans go (a full URL, `/v1/traces` included). */
   readonly tracesUrl: string;
   /** Where metrics go (a full URL, `/v1/metrics` included). */
@@ -62,8 +79,15 @@ export function otelSettings(config: OtelConfig, env: NodeJS.ProcessEnv): OtelDe
   const envEndpoint = nonEmpty(env.OTEL_EXPORTER_OTLP_ENDPOINT);
   const envTraces = nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   const envMetrics = nonEmpty(env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT);
-  const enabled = config.enabled ?? (envEndpoint !== undefined || envTraces !== undefined);
-  if (!enabled) return { on: false };
+  const tracesExporter = exporterOf(env, 'OTEL_TRACES_EXPORTER');
+  if ('error' in tracesExporter) return { on: false, error: tracesExporter.error };
+  const metricsExporter = exporterOf(env, 'OTEL_METRICS_EXPORTER');
+  if ('error' in metricsExporter) return { on: false, error: metricsExporter.error };
+  const asked = (signalEndpoint: string | undefined, exporter: Exporter | undefined): boolean =>
+    config.enabled ?? (envEndpoint !== undefined || signalEndpoint !== undefined || exporter === 'otlp');
+  const traces = tracesExporter.value !== 'none' && asked(envTraces, tracesExporter.value);
+  const metrics = metricsExporter.value !== 'none' && asked(envMetrics, metricsExporter.value);
+  if (!traces && !metrics) return { on: false };
 
   const base = config.endpoint ?? envEndpoint ?? DEFAULT_OTLP_ENDPOINT;
   const tracesUrl = config.endpoint === undefined && envTraces ? envTraces : signalUrl(base, 'traces');
@@ -117,6 +141,8 @@ export function otelSettings(config: OtelConfig, env: NodeJS.ProcessEnv): OtelDe
   return {
     on: true,
     settings: {
+      traces,
+      metrics,
       tracesUrl,
       metricsUrl,
       protocol: protocolText,
@@ -157,6 +183,19 @@ export function parseKeyValueList(
     }
   }
   return { ok: true, value };
+}
+
+/** The values of `OTEL_TRACES_EXPORTER` / `OTEL_METRICS_EXPORTER` the gateway honours. */
+type Exporter = 'otlp' | 'none';
+
+/** A signal's exporter variable: unset, `otlp` or `none`; any other exporter is refused. */
+function exporterOf(
+  env: NodeJS.ProcessEnv,
+  name: 'OTEL_TRACES_EXPORTER' | 'OTEL_METRICS_EXPORTER',
+): { value: Exporter | undefined } | { error: string } {
+  const text = nonEmpty(env[name])?.toLowerCase();
+  if (text === undefined || text === 'otlp' || text === 'none') return { value: text };
+  return { error: `${name}=${env[name]?.trim()}: the gateway exports otlp (over HTTP) or none` };
 }
 
 function nonEmpty(text: string | undefined): string | undefined {

@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from '../../../observe/logger.js';
 import type { Metrics } from '../../../observe/metrics.js';
 import type { BackoffOptions } from '../../backoff.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS } from './handshake-deadline.js';
 
 /** The configuration of one HTTP upstream, shared by every era's transport. */
 export interface HttpUpstreamOptions {
@@ -59,6 +60,14 @@ export interface HttpUpstreamOptions {
   readonly endpointTimeoutMs?: number;
   /** Longest wait for the DELETE that ends the session on close (default 2000 ms). */
   readonly closeTimeoutMs?: number;
+  /**
+   * Longest wait for each handshake step: the answer to `initialize`, and on Streamable HTTP the
+   * status of the first `notifications/initialized` POST (default 30000 ms; 0: no bound of its own).
+   * When it passes, what waits behind the handshake fails with `SB_UPSTREAM_UNAVAILABLE` and the
+   * transport closes, so the link is reconnected with backoff like any dead upstream
+   * (`handshake-deadline.ts`).
+   */
+  readonly handshakeTimeoutMs?: number;
 }
 
 /** The options with every default filled in, as the transports use them. */
@@ -71,6 +80,7 @@ export interface ResolvedHttpUpstreamOptions extends HttpUpstreamOptions {
   readonly streamIdleTimeoutMs: number;
   readonly endpointTimeoutMs: number;
   readonly closeTimeoutMs: number;
+  readonly handshakeTimeoutMs: number;
 }
 
 /** Reconnection backoff of the GET stream: quick first retries, capped at 30 s. */
@@ -88,5 +98,6 @@ export function resolveHttpUpstreamOptions(options: HttpUpstreamOptions): Resolv
     streamIdleTimeoutMs: options.streamIdleTimeoutMs ?? 0,
     endpointTimeoutMs: options.endpointTimeoutMs ?? 10_000,
     closeTimeoutMs: options.closeTimeoutMs ?? 2000,
+    handshakeTimeoutMs: options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
   };
 }

@@ -15,6 +15,9 @@
  *   for at most `endpointTimeoutMs`. Sent at once on several connections, a pipelined `initialize`,
  *   `notifications/initialized` and first request could reach the server out of order, and a
  *   server that checks the lifecycle refuses a request before the handshake.
+ * - The `initialize`'s answer (it comes on the stream) is awaited at most `handshakeTimeoutMs`;
+ *   then the `initialize` fails with `SB_UPSTREAM_UNAVAILABLE` and the transport closes, so the
+ *   supervisor reconnects as for any dead upstream (`handshake-deadline.ts`).
  * - Messages leave as a 2024-11-05 client sends them: the 2026-07-28 envelope members of a modern
  *   client's `_meta` (and the gateway's own `switchboard.dev/` members) are taken out of the body.
  */
@@ -35,6 +38,7 @@ import { toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js'
 import { judgeOversized } from '../../oversized.js';
 import { type SseEvent, SseParser } from '../sse/sse-parser.js';
 import { describeNetworkError } from './describe-error.js';
+import { HandshakeDeadline } from './handshake-deadline.js';
 import { HttpConnection } from './http-connection.js';
 import {
   type HttpUpstreamOptions,
@@ -64,6 +68,9 @@ export class LegacySseTransport implements UpstreamTransport {
   readonly #context: HttpTransportContext;
   readonly #out: UpstreamOutlet;
   #endpointPath: string | undefined;
+  readonly #handshake: HandshakeDeadline;
+  /** The `initialize` sent, until the stream carries its answer. */
+  #initializeId: RequestId | undefined;
   /** Settles when the last POST asked for has its status (or failed): the next one waits for it. */
   #lastPost: Promise<void> = Promise.resolve();
   #starting: Promise<void> | undefined;
@@ -86,6 +93,7 @@ export class LegacySseTransport implements UpstreamTransport {
       metrics: this.#o.metrics,
       context: this.#context,
     });
+    this.#handshake = new HandshakeDeadline(this.#o.handshakeTimeoutMs, () => this.#handshakeExpired());
   }
 
   /** The era-specific kind, as the factory names it. */
@@ -127,6 +135,10 @@ export class LegacySseTransport implements UpstreamTransport {
     if (path === undefined) {
       this.#out.fail(id, `upstream ${this.#o.name} is not connected yet (no endpoint event)`);
       return undefined;
+    }
+    if (isRequest(message) && message.method === 'initialize' && this.#initializeId === undefined) {
+      this.#initializeId = message.id;
+      this.#handshake.arm('initialize');
     }
     const wire = toLegacyWire(json, message);
     const previous = this.#lastPost;
@@ -244,6 +256,10 @@ export class LegacySseTransport implements UpstreamTransport {
 
   #message(event: SseEvent): void {
     if (event.type !== 'message' || isEmptyData(event.data)) return;
+    if (this.#initializeId !== undefined && answers(event.data, this.#initializeId)) {
+      this.#initializeId = undefined;
+      this.#handshake.settle('initialize');
+    }
     this.#out.deliver(event.data, { transport: sseContext(STREAM_ID, event.lastEventId) });
   }
 
@@ -281,6 +297,7 @@ export class LegacySseTransport implements UpstreamTransport {
       });
     } catch (error) {
       settled();
+      this.#unanswerable(id);
       this.#out.fail(id, `POST to upstream ${this.#o.name} failed: ${describeNetworkError(error)}`);
       return;
     }
@@ -290,6 +307,7 @@ export class LegacySseTransport implements UpstreamTransport {
       discardBody(body);
       return;
     }
+    this.#unanswerable(id);
     const detail = await readErrorDetail(body);
     this.#o.metrics.inc('upstream_http_errors_total', { upstream: this.#o.name, status: String(status) });
     this.#out.fail(
@@ -315,6 +333,32 @@ export class LegacySseTransport implements UpstreamTransport {
     }
   }
 
+  /** Request `id` failed here: when it is the `initialize`, the handshake has its outcome. */
+  #unanswerable(id: RequestId | undefined): void {
+    if (id === undefined || id !== this.#initializeId) return;
+    this.#initializeId = undefined;
+    this.#handshake.settle('initialize');
+  }
+
+  /**
+   * The `initialize` got no answer within `handshakeTimeoutMs`: it fails, and the transport closes
+   * (the supervisor reconnects with backoff). Requests POSTed behind it fail with the close.
+   */
+  #handshakeExpired(): void {
+    const id = this.#initializeId;
+    if (this.#out.closed || id === undefined) return;
+    const reason = `upstream ${this.#o.name} did not finish its handshake within ${this.#handshake.ms} ms (no answer to initialize)`;
+    this.#o.metrics.inc('upstream_handshake_timeouts_total', { upstream: this.#o.name });
+    this.#o.logger.warn(
+      { upstream: this.#o.name, step: 'initialize', timeoutMs: this.#handshake.ms },
+      reason,
+    );
+    this.#out.fail(id, reason);
+    this.#out.finish({ reason });
+    this.#http.abort();
+    void this.#http.release();
+  }
+
   /** The stream is gone, and the 2024-11-05 session with it. */
   #ended(reason: string): void {
     if (this.#out.closed || this.#endpointPath === undefined) return;
@@ -325,7 +369,27 @@ export class LegacySseTransport implements UpstreamTransport {
 
   async #shutdown(): Promise<void> {
     this.#out.stop();
+    this.#handshake.dispose();
     await this.#http.release();
     this.#out.finish({ reason: 'closed' });
+  }
+}
+
+/**
+ * Whether `text` is the response to request `id`. Read only while the handshake waits (a handful
+ * of messages), so parsing it here costs nothing that matters.
+ */
+function answers(text: string, id: RequestId): boolean {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      !Array.isArray(parsed) &&
+      (parsed as { id?: unknown }).id === id &&
+      ('result' in parsed || 'error' in parsed)
+    );
+  } catch {
+    return false;
   }
 }

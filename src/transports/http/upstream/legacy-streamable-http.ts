@@ -45,6 +45,7 @@ import { cancelledRequestId } from '../../../protocol/mcp/progress.js';
 import { toLegacyWire, type Wire } from '../../../protocol/mcp/reserved-meta.js';
 import { type Flight, followAnswerStream } from './answer-stream.js';
 import { describeNetworkError } from './describe-error.js';
+import { HandshakeDeadline } from './handshake-deadline.js';
 import { HttpConnection } from './http-connection.js';
 import {
   type HttpUpstreamOptions,
@@ -144,6 +145,8 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
   readonly #flights = new Map<string, Flight>();
   readonly #out: UpstreamOutlet;
   readonly #host: StreamHost;
+  /** Bounds the `initialize` and the first `notifications/initialized` (see `handshake-deadline.ts`). */
+  readonly #handshake: HandshakeDeadline;
   #closing: Promise<void> | undefined;
 
   constructor(options: LegacyStreamableHttpOptions) {
@@ -169,6 +172,9 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
       send: (json, message) => this.send(json, message),
       countOversized: (bytes) => this.#countOversized(bytes),
     };
+    this.#handshake = new HandshakeDeadline(this.#o.handshakeTimeoutMs, (step) =>
+      this.#handshakeExpired(step),
+    );
     this.#sessionHeaders = this.#base;
     this.#postHeaders = {};
     this.#streamHeaders = {};
@@ -209,8 +215,8 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
    * Writes one message. While the `initialize` POST awaits its status, anything else waits and
    * follows in order once it is known (with the session id the answer set), or is handed to the
    * fallback with the refused `initialize`; likewise behind the first `notifications/initialized`.
-   * The wait lasts as long as that POST (the router's deadline fails a request that waits too
-   * long; `close()` ends the wait).
+   * The wait lasts as long as that POST, at most `handshakeTimeoutMs` (then what waits fails and
+   * the transport closes); the router's deadline and `close()` end it sooner.
    */
   send(routed: string, original: JsonRpcMessage): Wire | undefined {
     if (this.#out.closed) {
@@ -231,6 +237,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
       this.#initializeSeen = true;
       this.#initialize = message;
       this.#waiting = [];
+      this.#handshake.arm('initialize');
     } else if (
       'method' in message &&
       !('id' in message) &&
@@ -240,6 +247,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
       this.#initializedSeen = true;
       this.#initialized = message;
       this.#waiting = [];
+      this.#handshake.arm('notifications/initialized');
     }
     this.#write(json, message);
   }
@@ -293,11 +301,14 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
       try {
         await this.#exchange(json, message, undefined, undefined);
       } finally {
+        this.#handshake.settle('notifications/initialized');
         this.#initialized = undefined;
         this.#release();
       }
       return;
     }
+    // Read before the exchange: learning the answer forgets which request was the `initialize`.
+    const initialize = request === this.#initialize;
     // Registered before the first await, so a cancellation sent right after is seen.
     const key = idKey(request.id);
     const flight: Flight = { cancelled: false, answered: false };
@@ -305,6 +316,8 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     try {
       await this.#exchange(json, message, request, flight);
     } finally {
+      // Answered, failed or handed to the fallback: the `initialize` step is over either way.
+      if (initialize) this.#handshake.settle('initialize');
       if (this.#flights.get(key) === flight) this.#flights.delete(key);
     }
   }
@@ -519,6 +532,26 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
     this.#streamHeaders = { ...session, accept: STREAM_ACCEPT };
   }
 
+  /**
+   * A handshake step outlived `handshakeTimeoutMs`: the server took the connection and is silent.
+   * The `initialize` and what waits behind the handshake fail with `SB_UPSTREAM_UNAVAILABLE`
+   * (never written), then the transport closes, which the supervisor treats as a dead upstream.
+   */
+  #handshakeExpired(step: string): void {
+    if (this.#out.closed) return;
+    const reason = `upstream ${this.#o.name} did not finish its handshake within ${this.#handshake.ms} ms (no answer to ${step})`;
+    this.#o.metrics.inc('upstream_handshake_timeouts_total', { upstream: this.#o.name });
+    this.#o.logger.warn({ upstream: this.#o.name, step, timeoutMs: this.#handshake.ms }, reason);
+    const waiting = this.#waiting ?? [];
+    this.#waiting = undefined;
+    this.#initialized = undefined;
+    if (this.#initialize) this.#out.fail(this.#initialize.id, reason);
+    for (const item of waiting) if (isRequest(item.message)) this.#out.fail(item.message.id, reason);
+    this.#out.finish({ reason });
+    this.#http.abort();
+    void this.#http.release();
+  }
+
   #expired(): void {
     if (this.#out.closed) return;
     this.#o.metrics.inc('upstream_sessions_expired_total', { upstream: this.#o.name });
@@ -530,6 +563,7 @@ export class LegacyStreamableHttpTransport implements UpstreamTransport {
   async #shutdown(): Promise<void> {
     if (this.#out.closed) return;
     this.#out.stop();
+    this.#handshake.dispose();
     this.#http.abort();
     // What still waits for the initialize is never written: the link closes, and with it every
     // request the router still waits on.
