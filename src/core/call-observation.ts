@@ -9,7 +9,13 @@ import type { JsonRpcErrorObject, JsonRpcRequest, JsonRpcResponse } from '../pro
 import type { ClientCall, ClientTag } from './client-call.js';
 import type { LinkId } from './correlation-table.js';
 import type { Link } from './links.js';
-import { type LinkPhase, type Observations, type ObservedCall, responseOutcome } from './observations.js';
+import {
+  type LinkPhase,
+  type Observations,
+  type ObservedCall,
+  type ObservedOutcome,
+  responseOutcome,
+} from './observations.js';
 import type { Session } from './session.js';
 import { wallNow } from './trace-mapping.js';
 
@@ -34,16 +40,22 @@ export function observeCallEnd(
 ): void {
   const observed = call.observed;
   if (observed === undefined) return;
-  const how =
-    response === undefined
-      ? { outcome: 'cancelled' as const }
-      : call.refused === true && 'error' in response
-        ? { outcome: 'refused' as const, errorCode: response.error.code, response }
-        : { ...responseOutcome(response), response };
+  // One literal, not spreads of partial objects: on Node 20's V8 an object made by a spread and
+  // then given more properties takes a slow path (microseconds per call, on the forwarding path).
+  let outcome: ObservedOutcome = 'cancelled';
+  let errorCode: number | undefined;
+  if (response !== undefined) {
+    if (call.refused === true && 'error' in response) {
+      outcome = 'refused';
+      errorCode = response.error.code;
+    } else ({ outcome, errorCode } = responseOutcome(response));
+  }
   observations.callEnded(observed, {
-    ...how,
-    ...(call.upstream === undefined ? {} : { upstream: call.upstream }),
-    ...(call.routed === undefined ? {} : { routed: call.routed }),
+    outcome,
+    errorCode,
+    upstream: call.upstream,
+    routed: call.routed,
+    response,
     durationMs: wallNow() - call.receivedAt,
   });
 }
