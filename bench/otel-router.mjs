@@ -4,7 +4,10 @@
 // Variants: off, on, base (--baseline DIR: OTel on, another build), tap (OTel off, a tap that does
 // nothing: what building the hops costs when a tap wants them), unsampled (OTel on, sampler
 // always_off: the gateway's bookkeeping, context injection and histograms without the SDK's span
-// recording and export), chosen with --only.
+// recording and export), and, to take OpenTelemetry apart: observer (OTel off, a router observer
+// that does nothing: what the observation hooks cost), metrics (OTel on, its histograms only: no
+// spans tap, no trace-context writer), spans and spans-unsampled (its spans only, sampled or with
+// always_off; no histograms); `base-X` is variant X on the --baseline build; chosen with --only.
 // node bench/otel-router.mjs [--calls 20000] [--rounds 5] [--protocol http/protobuf|http/json] [--trace] [--dist DIR]
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -45,7 +48,8 @@ const sink = spawn(
 );
 const port = await new Promise((r) => sink.stdout.once('data', (d) => r(Number(String(d).trim()))));
 
-async function variant(otelOn, dist, noopTap = false, sampler = 'parentbased_always_on') {
+let _kept;
+async function variant(otelOn, dist, noopTap = false, sampler = 'parentbased_always_on', parts = 'all') {
   const { Router } = await import(`${dist}/core/router.js`);
   const { TapBus } = await import(`${dist}/core/taps.js`);
   const { MemoryLogger } = await import(`${dist}/observe/logger.js`);
@@ -73,7 +77,7 @@ async function variant(otelOn, dist, noopTap = false, sampler = 'parentbased_alw
     });
   }
   const taps = [
-    ...(otel ? [otel.spans] : []),
+    ...(otel && parts !== 'metrics' ? [otel.spans] : []),
     ...(a.trace
       ? [
           {
@@ -85,7 +89,16 @@ async function variant(otelOn, dist, noopTap = false, sampler = 'parentbased_alw
         ]
       : []),
     // kept, so that the optimiser cannot drop the hop as unused
-    ...(noopTap ? [{ name: 'noop', observe: (e) => (kept = e) }] : []),
+    ...(noopTap
+      ? [
+          {
+            name: 'noop',
+            observe: (e) => {
+              _kept = e;
+            },
+          },
+        ]
+      : []),
   ];
   const router = new Router({
     resolver: {
@@ -97,9 +110,10 @@ async function variant(otelOn, dist, noopTap = false, sampler = 'parentbased_alw
     logger,
     metrics,
     taps: new TapBus(logger, metrics, taps),
-    ...(otel ? { traceContext: otel.spans } : {}),
+    ...(otel && parts !== 'metrics' ? { traceContext: otel.spans } : {}),
   });
-  if (otel) router.observations.add(otel.metrics);
+  if (otel && parts !== 'spans') router.observations.add(otel.metrics);
+  if (parts === 'observer') router.observations.add({ name: 'noop', callEnded() {}, upstreamEnded() {} });
   let pending;
   const upstream = {
     async start() {},
@@ -141,14 +155,31 @@ async function variant(otelOn, dist, noopTap = false, sampler = 'parentbased_alw
 }
 
 const names = a.only ? a.only.split(',') : ['off', 'on', ...(a.baseline ? ['base'] : [])];
+/** name -> [OTel on, sampler, which of OTel's parts are wired ('all', 'spans', 'metrics', 'observer')]. */
+const SPECS = {
+  off: [false, undefined, 'all'],
+  tap: [false, undefined, 'all'],
+  observer: [false, undefined, 'observer'],
+  on: [true, 'parentbased_always_on', 'all'],
+  base: [true, 'parentbased_always_on', 'all'],
+  unsampled: [true, 'always_off', 'all'],
+  metrics: [true, 'parentbased_always_on', 'metrics'],
+  spans: [true, 'parentbased_always_on', 'spans'],
+  'spans-unsampled': [true, 'always_off', 'spans'],
+};
 const vs = {};
-for (const name of names)
+for (const name of names) {
+  // `base-X`: variant X on the --baseline build, interleaved with this build's.
+  const own = name.startsWith('base-') ? name.slice(5) : name;
+  const [on, sampler, parts] = SPECS[own];
   vs[name] = await variant(
-    name === 'on' || name === 'base' || name === 'unsampled',
-    name === 'base' ? pathToFileURL(path.resolve(a.baseline)).href : here,
-    name === 'tap',
-    name === 'unsampled' ? 'always_off' : 'parentbased_always_on',
+    on,
+    name === 'base' || own !== name ? pathToFileURL(path.resolve(a.baseline)).href : here,
+    own === 'tap',
+    sampler,
+    parts,
   );
+}
 const calls = Number(a.calls);
 const sinkBytes = async () => Number(await (await fetch(`http://127.0.0.1:${port}/stats`)).text());
 async function round(v) {
@@ -185,7 +216,7 @@ for (let r = 0; r < Number(a.rounds); r++)
 const med = (xs) => xs.slice().sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 for (const n of names)
   console.log(
-    `${n.padEnd(4)} cpu/call ${med(res[n].map((x) => x.cpuUs)).toFixed(1)} µs  (${res[n].map((x) => x.cpuUs.toFixed(0)).join(' ')})  wall ${med(res[n].map((x) => x.wallUs)).toFixed(1)} µs`,
+    `${n.padEnd(16)} cpu/call ${med(res[n].map((x) => x.cpuUs)).toFixed(1)} µs  (${res[n].map((x) => x.cpuUs.toFixed(0)).join(' ')})  wall ${med(res[n].map((x) => x.wallUs)).toFixed(1)} µs`,
   );
 const m = (n) => med(res[n].map((x) => x.cpuUs));
 if (vs.on && vs.off)

@@ -17,6 +17,10 @@
 //   against code that has none of it: this build with metrics and tracing off ÷ that build (this
 //   build's defaults ÷ that build while the metrics-off variant is refused).
 //
+// - `otel-100-base`: only when the environment names a revision in `OBS_OTEL_BASE` (e.g. `main`):
+//   that revision built (as `baseline` is) with OpenTelemetry on as in `otel-100`, paired with
+//   `otel-100`, so that a change to tracing's cost is measured before/after in one run.
+//
 // Targets (issue 21): metrics cost at most 3% of req/s (default ÷ metrics-off ≥ 0.97); tracing at
 // 100% at most 15% (otel-100 ÷ default ≥ 0.85); tracing off costs nothing measurable (default ÷
 // baseline within the A/A pair's spread, or better). A variant whose option the built configuration refuses
@@ -53,7 +57,7 @@ const TRACING_TARGET = 0.85;
 const UPSTREAM = { name: 'echo', command: NODE, args: [FIXTURES.echoServer] };
 
 /** The variants; `extra(ctx)` is the YAML added to the generated configuration. */
-function variants(otlpEndpoint, baseline) {
+function variants(otlpEndpoint, baseline, otelBase) {
   const list = [
     { key: 'default', label: 'defaults (tracing off)', extra: '' },
     { key: 'default-2', label: 'defaults, second process (A/A)', extra: '' },
@@ -72,6 +76,13 @@ function variants(otlpEndpoint, baseline) {
   ];
   if (baseline)
     list.push({ key: 'baseline', label: `${baseline.label}, defaults`, extra: '', cli: baseline.cli });
+  if (otelBase)
+    list.push({
+      key: 'otel-100-base',
+      label: `${otelBase.label}, OpenTelemetry on as otel-100`,
+      extra: list.find((v) => v.key === 'otel-100').extra,
+      cli: otelBase.cli,
+    });
   return list;
 }
 
@@ -82,6 +93,7 @@ const PAIRS = [
   ['otel-100', 'default', 'tracing 100% ÷ off'],
   ['metrics-off', 'baseline', 'metrics and tracing off (this build) ÷ base build'],
   ['default', 'baseline', 'defaults (this build) ÷ base build'],
+  ['otel-100', 'otel-100-base', 'tracing 100%: this build ÷ the OBS_OTEL_BASE build'],
 ];
 
 /** Whether `cli` accepts the configuration (`switchboard config check`); the refusal otherwise. */
@@ -149,7 +161,12 @@ export default {
         `no base build to compare "tracing off" with: ${String(error?.message ?? error).split('\n')[0]}`,
       );
     }
-    const all = variants(sinkBase, baseline);
+    let otelBase;
+    if (process.env.OBS_OTEL_BASE) {
+      const built = buildRevision(process.env.OBS_OTEL_BASE, ctx.log);
+      otelBase = { cli: built.cli, label: `build ${built.short} (OBS_OTEL_BASE)` };
+    }
+    const all = variants(sinkBase, baseline, otelBase);
     const data = {};
     const probes = {};
     let exported;

@@ -185,16 +185,6 @@ export function isToolError(result: unknown): boolean {
   return typeof result === 'object' && result !== null && (result as { isError?: unknown }).isError === true;
 }
 
-/** How a response ended: `ok`, `tool_error`, or `error` with its code. */
-export function responseOutcome(response: JsonRpcResponse): {
-  readonly outcome: ObservedOutcome;
-  readonly errorCode?: number;
-} {
-  if ('error' in response)
-    return { outcome: 'error', errorCode: (response.error as JsonRpcErrorObject).code };
-  return { outcome: isToolError(response.result) ? 'tool_error' : 'ok' };
-}
-
 /** What a request names: `tools/call` and `prompts/get` their `name`, the resource methods their `uri`. */
 export function requestTarget(request: JsonRpcRequest | undefined): ObservedTarget | undefined {
   const params = request?.params as Record<string, unknown> | undefined;

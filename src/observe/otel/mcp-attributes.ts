@@ -66,15 +66,33 @@ function targetOf(request: JsonRpcRequest): Target | undefined {
   }
 }
 
-/** `{mcp.method.name} {target}`, the target being the tool's or the prompt's name, else the method. */
+/**
+ * `{mcp.method.name} {target}`, the target being the tool's or the prompt's name, else the method.
+ * All a span needs before the sampler decides (the attributes follow only if it records).
+ */
 export function spanName(request: JsonRpcRequest): string {
-  const target = targetOf(request);
-  return target?.inName ? `${request.method} ${target.value}` : request.method;
+  const method = request.method;
+  if (method !== 'tools/call' && method !== 'prompts/get') return method;
+  const params = request.params as Record<string, unknown> | undefined;
+  const name =
+    params !== undefined && params !== null && typeof params === 'object' ? params.name : undefined;
+  return typeof name === 'string' ? `${method} ${name}` : method;
 }
 
-/** What the request alone says, for its span (and, without the id, its duration metric). */
+/**
+ * What the request alone says, for its span (and, without the id, its duration metric): a fresh
+ * object the caller owns and adds its own keys to.
+ */
 export function requestAttributes(request: JsonRpcRequest): Attributes {
-  return requestSpan(request).attributes;
+  const attributes: Attributes = {
+    [ATTR.methodName]: request.method,
+    [ATTR.requestId]: String(request.id),
+    [ATTR.jsonrpcVersion]: '2.0',
+  };
+  const target = targetOf(request);
+  if (target) attributes[target.attribute] = target.value;
+  if (request.method === 'tools/call') attributes[ATTR.operationName] = 'execute_tool';
+  return attributes;
 }
 
 /**

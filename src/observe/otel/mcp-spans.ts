@@ -35,7 +35,14 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { OutboundRequestHop, TraceContextWriter } from '../../core/router-types.js';
 import type { HopEvent, Tap } from '../../core/taps.js';
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc/types.js';
-import { ATTR, type Attributes, networkTransport, requestSpan, responseOutcome } from './mcp-attributes.js';
+import {
+  ATTR,
+  type Attributes,
+  networkTransport,
+  requestAttributes,
+  responseOutcome,
+  spanName,
+} from './mcp-attributes.js';
 
 /** Spans open at once before the oldest are ended as `abandoned` (a call whose answer never came). */
 export const MAX_OPEN_SPANS = 65_536;
@@ -111,6 +118,26 @@ function metaContext(message: JsonRpcMessage): Context | undefined {
   if (meta === undefined || typeof meta.traceparent !== 'string') return undefined;
   const extracted = propagator.extract(ROOT_CONTEXT, meta, metaGetter);
   return trace.getSpanContext(extracted) === undefined ? undefined : extracted;
+}
+
+/**
+ * A copy of `source` with `key` set to `value` (in its place, or last when it had none): what
+ * `{ ...source, [key]: value }` gives, copied key by key because on Node 20's V8 that spread takes a
+ * slow path for an object that was itself made by a spread and extended, as the router's
+ * requests are (about 1 µs against 0.3 µs per request, measured).
+ */
+function withKey<T extends object>(source: T, key: string, value: unknown): T {
+  const from = source as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  let set = false;
+  for (const k of Object.keys(from)) {
+    if (k === key) {
+      out[k] = value;
+      set = true;
+    } else out[k] = from[k];
+  }
+  if (!set) out[key] = value;
+  return out as T;
 }
 
 export class McpSpans implements Tap, TraceContextWriter {
@@ -218,47 +245,53 @@ export class McpSpans implements Tap, TraceContextWriter {
 
   #toUpstream(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
     const parent = this.#parentOf(hop);
-    const described = requestSpan(request);
-    const attributes = described.attributes;
-    attributes[ATTR.envelopeId] = parent?.envelopeId ?? hop.id;
-    if (hop.upstream !== undefined) {
-      attributes[ATTR.upstream] = hop.upstream;
-      const address = this.#o.upstreamAddress?.(hop.upstream);
-      if (address) {
-        attributes[ATTR.serverAddress] = address.address;
-        attributes[ATTR.serverPort] = address.port;
-        attributes[ATTR.networkTransport] = 'tcp';
-        attributes[ATTR.networkProtocolName] = 'http';
-      } else {
-        attributes[ATTR.networkTransport] = 'pipe';
-      }
-    }
+    const envelopeId = parent?.envelopeId ?? hop.id;
     const open = this.#start(
       hop.id,
       'client',
-      described.name,
-      attributes,
+      spanName(request),
+      envelopeId,
       parent?.context,
       undefined,
       parent,
     );
+    if (open.span.isRecording()) {
+      const attributes = requestAttributes(request);
+      attributes[ATTR.envelopeId] = envelopeId;
+      if (hop.upstream !== undefined) {
+        attributes[ATTR.upstream] = hop.upstream;
+        const address = this.#o.upstreamAddress?.(hop.upstream);
+        if (address) {
+          attributes[ATTR.serverAddress] = address.address;
+          attributes[ATTR.serverPort] = address.port;
+          attributes[ATTR.networkTransport] = 'tcp';
+          attributes[ATTR.networkProtocolName] = 'http';
+        } else {
+          attributes[ATTR.networkTransport] = 'pipe';
+        }
+      }
+      open.span.setAttributes(attributes);
+    }
     return this.#inject(request, open, parent?.baggage);
   }
 
   #toClient(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
     const parent = this.#parentOf(hop);
-    const described = requestSpan(request);
-    const attributes = described.attributes;
-    attributes[ATTR.envelopeId] = parent?.envelopeId ?? hop.id;
+    const envelopeId = parent?.envelopeId ?? hop.id;
     const open = this.#start(
       hop.id,
       'client',
-      described.name,
-      attributes,
+      spanName(request),
+      envelopeId,
       parent?.context,
       undefined,
       parent,
     );
+    if (open.span.isRecording()) {
+      const attributes = requestAttributes(request);
+      attributes[ATTR.envelopeId] = envelopeId;
+      open.span.setAttributes(attributes);
+    }
     // Baggage a client sent is its own; a server's request to it carries none of the gateway's.
     return this.#inject(request, open, undefined);
   }
@@ -292,9 +325,23 @@ export class McpSpans implements Tap, TraceContextWriter {
       const linked = trace.getSpanContext(header);
       if (linked !== undefined) links = [{ context: linked }];
     }
-    const described = requestSpan(request);
-    const attributes = described.attributes;
-    attributes[ATTR.envelopeId] = parent?.envelopeId ?? event.id;
+    const envelopeId = parent?.envelopeId ?? event.id;
+    // Kept only to be forwarded, so read only when forwarding is on.
+    const baggage = fromClient && this.#o.forwardBaggage ? metaOf(request)?.baggage : undefined;
+    const open = this.#start(
+      event.id,
+      'server',
+      spanName(request),
+      envelopeId,
+      viaMeta ?? parent?.context,
+      links,
+      undefined,
+      event.receivedAt,
+      typeof baggage === 'string' ? baggage : undefined,
+    );
+    if (!open.span.isRecording()) return;
+    const attributes = requestAttributes(request);
+    attributes[ATTR.envelopeId] = envelopeId;
     const network = networkTransport(transport.kind);
     if (network !== undefined) attributes[ATTR.networkTransport] = network;
     if (transport.kind === 'http') attributes[ATTR.networkProtocolName] = 'http';
@@ -310,18 +357,7 @@ export class McpSpans implements Tap, TraceContextWriter {
     } else if (event.upstream !== undefined) {
       attributes[ATTR.upstream] = event.upstream;
     }
-    const baggage = fromClient ? metaOf(request)?.baggage : undefined;
-    this.#start(
-      event.id,
-      'server',
-      described.name,
-      attributes,
-      viaMeta ?? parent?.context,
-      links,
-      undefined,
-      event.receivedAt,
-      typeof baggage === 'string' ? baggage : undefined,
-    );
+    open.span.setAttributes(attributes);
   }
 
   /** A response: it ends the span of the request it answers (named in its correlation). */
@@ -354,20 +390,24 @@ export class McpSpans implements Tap, TraceContextWriter {
 
   // ------------------------------------------------------------ spans
 
+  /**
+   * Starts a span and keeps it open under `id`. Its attributes are the caller's to set, and only
+   * when the span records (`span.isRecording()`): a span the sampler dropped costs its start, its
+   * context in `_meta` and its entry here, nothing more. The SDK's samplers (always on/off,
+   * trace-id ratio, parent-based) decide from the parent, the trace id and the kind, never from
+   * the attributes, so none are passed at the start (the SDK would also copy and check them twice).
+   */
   #start(
     id: string,
     kind: 'server' | 'client',
     name: string,
-    attributes: Attributes,
+    envelopeId: string,
     parent: Context | undefined,
     links: Link[] | undefined,
     parentSpan: OpenSpan | undefined,
     start = Date.now(),
     baggage: string | undefined = parentSpan?.baggage,
   ): OpenSpan {
-    // The attributes go in after the start, not in the options: the SDK would copy and check them
-    // twice there (once for the sampler, once after it), and the gateway's samplers (always on/off,
-    // trace-id ratio, parent-based) decide without them.
     const span = this.#o.tracer.startSpan(
       name,
       {
@@ -377,15 +417,7 @@ export class McpSpans implements Tap, TraceContextWriter {
       },
       parent ?? ROOT_CONTEXT,
     );
-    if (span.isRecording()) span.setAttributes(attributes);
-    const open = new OpenSpan(
-      span,
-      parent ?? ROOT_CONTEXT,
-      kind,
-      start,
-      String(attributes[ATTR.envelopeId]),
-      baggage,
-    );
+    const open = new OpenSpan(span, parent ?? ROOT_CONTEXT, kind, start, envelopeId, baggage);
     this.#open.set(id, open);
     if (this.#open.size > this.#maxOpen) this.#evictOldest();
     return open;
@@ -408,6 +440,10 @@ export class McpSpans implements Tap, TraceContextWriter {
         this.#endedNext = (this.#endedNext + 1) % ENDED_IDS_KEPT;
       }
       this.#ended.set(id, { traceId, spanId });
+    }
+    if (!span.isRecording()) {
+      span.end();
+      return;
     }
     if (outcome.statusCode !== undefined) span.setAttribute(ATTR.statusCode, outcome.statusCode);
     if (outcome.errorType !== undefined) {
@@ -451,10 +487,13 @@ export class McpSpans implements Tap, TraceContextWriter {
    */
   #inject(request: JsonRpcRequest, open: OpenSpan, baggage: string | undefined): JsonRpcRequest {
     const params = (request.params ?? {}) as Record<string, unknown>;
-    const meta: Record<string, unknown> = { ...(metaOf(request) ?? {}) };
-    delete meta.traceparent;
-    delete meta.tracestate;
-    delete meta.baggage;
+    // Copied key by key, not spread and then `delete`d: a delete turns the object into a slow
+    // dictionary (about 0.7 µs per request on Node 20, measured).
+    const meta: Record<string, unknown> = {};
+    const old = metaOf(request);
+    if (old !== undefined)
+      for (const key of Object.keys(old))
+        if (key !== 'traceparent' && key !== 'tracestate' && key !== 'baggage') meta[key] = old[key];
     // What W3CTraceContextPropagator.inject writes, without making a context to read it back from.
     const context = open.span.spanContext();
     if (isSpanContextValid(context)) {
@@ -463,6 +502,6 @@ export class McpSpans implements Tap, TraceContextWriter {
       if (context.traceState !== undefined) meta.tracestate = context.traceState.serialize();
     }
     if (this.#o.forwardBaggage && baggage !== undefined) meta.baggage = baggage;
-    return { ...request, params: { ...params, _meta: meta } };
+    return withKey(request, 'params', withKey(params, '_meta', meta));
   }
 }

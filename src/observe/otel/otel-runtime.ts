@@ -79,6 +79,21 @@ function samplerOf(name: SamplerName, ratio: number): Sampler {
   }
 }
 
+/**
+ * The span queue's default, larger than the SDK's 2,048: the SDK drops a finished span silently
+ * when its queue is full, and at 100% sampling a gateway fills 2,048 spans (two per forwarded call)
+ * in a burst of ~1,000 calls while one export is in flight. 16,384 spans hold a few seconds of a
+ * loaded gateway's traffic; each is about 1–2 KB while queued, so the queue's worst case is about
+ * 16–32 MB. `OTEL_BSP_MAX_QUEUE_SIZE` still decides when set (the SDK reads the `OTEL_BSP_*`
+ * variables for every setting the gateway leaves undefined).
+ */
+export const SPAN_QUEUE_DEFAULT = 16_384;
+
+/** The batch span processor's settings the gateway sets (others: the SDK's, or `OTEL_BSP_*`). */
+export function batchSettings(env: NodeJS.ProcessEnv): { maxQueueSize?: number } {
+  return env.OTEL_BSP_MAX_QUEUE_SIZE?.trim() ? {} : { maxQueueSize: SPAN_QUEUE_DEFAULT };
+}
+
 function addressOf(url: string): { address: string; port: number } | undefined {
   try {
     const u = new URL(url);
@@ -120,7 +135,9 @@ export function startOtel(options: OtelRuntimeOptions): OtelRuntime {
   const tracerProvider = new BasicTracerProvider({
     resource,
     sampler: settings.traces ? samplerOf(settings.sampler, settings.ratio) : samplerOf('always_off', 0),
-    spanProcessors: settings.traces ? [new BatchSpanProcessor(traceExporter)] : [],
+    spanProcessors: settings.traces
+      ? [new BatchSpanProcessor(traceExporter, batchSettings(process.env))]
+      : [],
   });
   const meterProvider = new MeterProvider({
     resource,
