@@ -179,6 +179,20 @@ describe('tape check against a stdio server', () => {
     );
   });
 
+  it('refuses a tape cut short, naming its last line, and checks its complete lines with --allow-truncated', async () => {
+    const lines = readFileSync(tapeFile, 'utf8').split('\n');
+    const cut = join(dir, 'cut.tape.jsonl.partial');
+    // As a killed recording leaves it: the first 8 lines whole, the 9th half written.
+    writeFileSync(cut, `${lines.slice(0, 8).join('\n')}\n${(lines[8] as string).slice(0, 30)}`);
+    const refused = await runCli(['tape', 'check', cut, '--', ...SERVER]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('cut.tape.jsonl.partial:9: truncated (the last line has no end;');
+    expect(refused.stderr).toContain('--allow-truncated');
+    const r = await runCli(['tape', 'check', cut, '--allow-truncated', '--', ...SERVER]);
+    expect(r.stderr).toContain('has no end line (cut short): checking its 7 complete messages');
+    expect(r.code).toBe(0);
+  });
+
   it('refuses a broken tape, naming its line, with exit 2', async () => {
     const lines = readFileSync(tapeFile, 'utf8').split('\n');
     const broken = join(dir, 'broken.tape.jsonl');

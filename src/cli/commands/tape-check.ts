@@ -47,6 +47,7 @@ interface CheckOptions {
   keepSecrets?: boolean;
   json?: boolean;
   verbose?: boolean;
+  allowTruncated?: boolean;
   maxMessageBytes: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
@@ -110,6 +111,10 @@ export function registerTapeCheck(tape: Command): void {
       '--keep-secrets',
       'with --update: keep secret-shaped values in the new tape (cut and listed by default, as tape record does)',
     )
+    .option(
+      '--allow-truncated',
+      'read a tape without its end line (a recording cut by a crash: FILE.partial) up to its last complete line',
+    )
     .option('--json', 'print the report as one JSON object')
     .option('--verbose', 'list the answers that are the same too')
     .option(
@@ -155,11 +160,15 @@ export function registerTapeCheck(tape: Command): void {
     try {
       ignore = (options.ignore ?? []).map(parsePointerPattern);
       headers = resolveHeaders(options.header ?? [], process.env);
-      tape = readTape(readFileSync(file), file);
+      tape = readTape(readFileSync(file), file, { allowTruncated: options.allowTruncated === true });
     } catch (error) {
       fail(error instanceof Error ? error.message : String(error));
       return;
     }
+    if (tape.truncated)
+      io.err(
+        `switchboard tape check: ${file} has no end line (cut short): checking its ${tape.messages.length} complete messages\n`,
+      );
     const output = options.update ? (options.output ?? defaultUpdatePath(file)) : undefined;
     if (output !== undefined && existsSync(output) && options.force !== true) {
       fail(`${output} exists (--force overwrites it)`);
