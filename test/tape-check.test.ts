@@ -133,6 +133,32 @@ describe('tape check against a stdio server', () => {
     expect(report.items.every((i) => i.status === 'same')).toBe(true);
   });
 
+  it('scopes an --ignore to a method with METHOD:POINTER', async () => {
+    const scoped = await runCli([
+      'tape',
+      'check',
+      tapeFile,
+      '--ignore',
+      'tools/call:/result/content/*/text',
+      '--',
+      process.execPath,
+      ALTERED,
+    ]);
+    expect(scoped.code, scoped.stdout + scoped.stderr).toBe(0);
+    const elsewhere = await runCli([
+      'tape',
+      'check',
+      tapeFile,
+      '--ignore',
+      'prompts/get:/result/content/*/text',
+      '--',
+      process.execPath,
+      ALTERED,
+    ]);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stdout).toContain('DIFFERS  answer to tools/call');
+  });
+
   it('--update writes the live answers as a tape that then passes, and never overwrites without --force', async () => {
     const updated = join(dir, 'everything.tape.updated.jsonl');
     const first = await runCli(['tape', 'check', tapeFile, '--update', '--', process.execPath, ALTERED]);

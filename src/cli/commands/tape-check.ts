@@ -14,7 +14,7 @@ import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import { renderReport, reportJson } from '../../tape/check/check-report.js';
 import { compareRun } from '../../tape/check/compare-run.js';
-import { parsePointerPattern } from '../../tape/check/json-pointer-pattern.js';
+import { type IgnoreRule, parseIgnoreRule } from '../../tape/check/json-pointer-pattern.js';
 import { updatedTape } from '../../tape/check/updated-tape.js';
 import { volatilePredicate } from '../../tape/check/volatile-values.js';
 import type { Tape, TapeSource } from '../../tape/tape-format.js';
@@ -91,7 +91,7 @@ export function registerTapeCheck(tape: Command): void {
     .option('--cwd <dir>', 'working directory of the server')
     .option(
       '--ignore <pointer>',
-      'a JSON Pointer into each answer not to compare, with everything below it; * matches any one member or index, e.g. /result/content/*/text (repeatable)',
+      'a JSON Pointer into each answer not to compare, with everything below it; * matches any one member or index, e.g. /result/content/*/text; METHOD:POINTER scopes it to one method, e.g. tools/call:/result/content/0/text (repeatable)',
       collect,
     )
     .option(
@@ -155,10 +155,10 @@ export function registerTapeCheck(tape: Command): void {
       return;
     }
     let tape: Tape;
-    let ignore: ReturnType<typeof parsePointerPattern>[];
+    let ignore: IgnoreRule[];
     let headers: Record<string, string> = {};
     try {
-      ignore = (options.ignore ?? []).map(parsePointerPattern);
+      ignore = (options.ignore ?? []).map(parseIgnoreRule);
       headers = resolveHeaders(options.header ?? [], process.env);
       tape = readTape(readFileSync(file), file, { allowTruncated: options.allowTruncated === true });
     } catch (error) {
