@@ -152,7 +152,7 @@ describe('tape record killed with SIGKILL', () => {
     expect(refused.stderr).toContain(`killed.tape.jsonl.partial:${lines}: truncated`);
     expect(refused.stderr).toContain('--allow-truncated');
 
-    // Stdin stays open until the answer came: the replay stops at end of input.
+    // A client that keeps its stdin open until answered, as a real one does.
     const replay = spawn(
       process.execPath,
       [CLI, 'tape', 'replay', partial, '--allow-truncated', '--speed', '0'],

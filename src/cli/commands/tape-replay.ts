@@ -43,7 +43,7 @@ export function registerTapeReplay(tape: Command): void {
         'by method and params (ids, progress tokens, trace context and transport _meta ignored) and answered with what was recorded, ' +
         'its progress notifications and requests to the client (sampling, elicitation) played first, at the recorded pace divided by --speed. ' +
         'A request the tape cannot answer gets error -32011 (SB_TAPE_NO_MATCH) naming the closest recorded request and how it differs. ' +
-        'Over stdio the replay ends when the client closes stdin; over HTTP (--http), on SIGINT or SIGTERM, and every client session ' +
+        'Over stdio the replay ends when the client closes stdin, once the calls asked before are answered; over HTTP (--http), on SIGINT or SIGTERM, and every client session ' +
         'gets its own replay of the whole tape.',
     )
     .argument('<file>', 'the tape (switchboard tape record / export)')
