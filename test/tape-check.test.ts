@@ -133,6 +133,32 @@ describe('tape check against a stdio server', () => {
     expect(report.items.every((i) => i.status === 'same')).toBe(true);
   });
 
+  it('scopes an --ignore to a method with METHOD:POINTER', async () => {
+    const scoped = await runCli([
+      'tape',
+      'check',
+      tapeFile,
+      '--ignore',
+      'tools/call:/result/content/*/text',
+      '--',
+      process.execPath,
+      ALTERED,
+    ]);
+    expect(scoped.code, scoped.stdout + scoped.stderr).toBe(0);
+    const elsewhere = await runCli([
+      'tape',
+      'check',
+      tapeFile,
+      '--ignore',
+      'prompts/get:/result/content/*/text',
+      '--',
+      process.execPath,
+      ALTERED,
+    ]);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stdout).toContain('DIFFERS  answer to tools/call');
+  });
+
   it('--update writes the live answers as a tape that then passes, and never overwrites without --force', async () => {
     const updated = join(dir, 'everything.tape.updated.jsonl');
     const first = await runCli(['tape', 'check', tapeFile, '--update', '--', process.execPath, ALTERED]);
@@ -177,6 +203,20 @@ describe('tape check against a stdio server', () => {
     expect(silent.stdout).toMatch(
       /^MISSING {2}answer to initialize \(seq 1\): no answer within the timeout$/m,
     );
+  });
+
+  it('refuses a tape cut short, naming its last line, and checks its complete lines with --allow-truncated', async () => {
+    const lines = readFileSync(tapeFile, 'utf8').split('\n');
+    const cut = join(dir, 'cut.tape.jsonl.partial');
+    // As a killed recording leaves it: the first 8 lines whole, the 9th half written.
+    writeFileSync(cut, `${lines.slice(0, 8).join('\n')}\n${(lines[8] as string).slice(0, 30)}`);
+    const refused = await runCli(['tape', 'check', cut, '--', ...SERVER]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('cut.tape.jsonl.partial:9: truncated (the last line has no end;');
+    expect(refused.stderr).toContain('--allow-truncated');
+    const r = await runCli(['tape', 'check', cut, '--allow-truncated', '--', ...SERVER]);
+    expect(r.stderr).toContain('has no end line (cut short): checking its 7 complete messages');
+    expect(r.code).toBe(0);
   });
 
   it('refuses a broken tape, naming its line, with exit 2', async () => {

@@ -19,7 +19,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, EVERYTHING, runCli, tempDir } from './support/cli.js';
+import { CLI, EVERYTHING, ROOT, runCli, tempDir } from './support/cli.js';
 import {
   answerSampling,
   runScenario,
@@ -228,6 +228,28 @@ describe('tape replay', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+
+  it('over stdio, answers the calls asked before the client closed stdin', async () => {
+    const small = join(ROOT, 'test/fixtures/tapes/small.tape.jsonl');
+    const input = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hi' } } },
+    ]
+      .map((m) => `${JSON.stringify(m)}\n`)
+      .join('');
+    const result = await runCli(['tape', 'replay', small, '--speed', '0'], { input });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('"id":2,"result":{"content":[{"type":"text","text":"Echo: hi"}]}');
   });
 
   it('refuses a tape it cannot read, naming the line (exit 2)', async () => {

@@ -10,8 +10,15 @@
  */
 import type { JsonObject, JsonRpcMessage } from '../protocol/jsonrpc/types.js';
 
-/** The version this build writes and the only one it reads. */
-export const TAPE_VERSION = 1;
+/**
+ * The version this build writes. Version 2 (written as it is recorded) lists each redaction on the
+ * message line it cut, since the header is written before those lines exist; version 1 listed them
+ * all in the header. Both are read into the same `Tape`, whose header holds every cut.
+ */
+export const TAPE_VERSION = 2;
+
+/** The versions this build reads. */
+export const READABLE_TAPE_VERSIONS: readonly number[] = [1, 2];
 
 /** Who sent a message: the client (`c2s`, toward the server) or the server (`s2c`). */
 export type TapeDirection = 'c2s' | 's2c';
@@ -72,7 +79,10 @@ export interface TapeHeader {
   readonly server: { readonly initialize: JsonObject };
   /** The client's `initialize` params, whole; absent when there was no handshake. */
   readonly client?: { readonly initialize: JsonObject };
-  /** What the redaction rules cut; empty with `--keep-secrets` or when nothing matched. */
+  /**
+   * What the redaction rules cut; empty with `--keep-secrets` or when nothing matched. In the
+   * file (version 2) each cut is on its message line; the reader gathers them here, in line order.
+   */
   readonly redactions: readonly TapeRedaction[];
   /** Messages the source could not give whole; empty for a recorded tape. */
   readonly incomplete: readonly TapeIncomplete[];
@@ -118,4 +128,9 @@ export interface Tape {
   readonly header: TapeHeader;
   /** Every message line, `seq` 1, 2, 3… */
   readonly messages: readonly TapeMessage[];
+  /**
+   * Set only when the tape was read with `allowTruncated` and had no end line (a recording cut by
+   * a crash): `messages` are its complete lines, and calls may lack their answers.
+   */
+  readonly truncated?: true;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../errors/switchboard-error.js';
-import type { Tape } from './tape-format.js';
+import { TAPE_VERSION, type Tape } from './tape-format.js';
 import { readTape } from './tape-reader.js';
 import { TapeBuilder, writeTape } from './tape-writer.js';
 
@@ -66,7 +66,17 @@ describe('readTape', () => {
 
   it.each([
     ['', 1, 'empty'],
-    [lines({ ...header, tape: 2 }, end(0)), 1, 'tape version 2 is not supported (this build reads 1)'],
+    [lines({ ...header, tape: 3 }, end(0)), 1, 'tape version 3 is not supported (this build reads 1 and 2)'],
+    [
+      lines({ ...header, tape: 2, redactions: [{ seq: 1, path: '/message/params', rule: 'secret-name' }] }),
+      1,
+      '"redactions" belong on the message lines in tape version 2',
+    ],
+    [
+      lines({ ...header, tape: 2, redactions: undefined }, { ...request, redactions: [{ path: 1 }] }, end(1)),
+      2,
+      '"redactions[0]" must be {"path", "rule"}',
+    ],
     [lines({ ...header, tape: undefined }, end(0)), 1, 'no "tape" version'],
     [lines(request, end(1)), 1, 'the first line is a message'],
     [
@@ -85,8 +95,17 @@ describe('readTape', () => {
     [lines(header, request, end(2)), 3, 'the end line counts 2 messages, the tape holds 1'],
     [lines(header, end(0), request), 2, 'an end line before the last line'],
     [lines(header, header, end(0)), 2, 'a second header'],
-    [lines(header, request), 2, 'truncated (no end line after line 2'],
-    [`${lines(header, request)}{"kind":"mess`, 3, 'truncated (the last line has no end)'],
+    [
+      lines(header, request),
+      2,
+      'truncated (no end line after line 2: the tape was cut short; tape replay and tape check read its complete lines with --allow-truncated)',
+    ],
+    [
+      `${lines(header, request)}{"kind":"mess`,
+      3,
+      'truncated (the last line has no end; tape replay and tape check read its complete lines with --allow-truncated)',
+    ],
+    [JSON.stringify(header).slice(0, 40), 1, 'truncated (the header line has no end'],
     [`${lines(header)}{oops}\n${lines(end(0))}`, 2, 'not JSON ('],
     [`${lines(header)}\n${lines(end(0))}`, 2, 'blank line'],
   ])('refuses a bad tape, naming the line (%#)', (text, line, what) => {
@@ -94,6 +113,42 @@ describe('readTape', () => {
     expect(got.line).toBe(line);
     expect(got.message).toContain(`t.jsonl:${line}: `);
     expect(got.message).toContain(what);
+  });
+
+  it('reads version 1, whose header lists the cuts, and version 2, whose lines do, into the same tape', () => {
+    const cut = { seq: 1, path: '/message/params/token', rule: 'secret-name' };
+    const v1 = readTape(lines({ ...header, redactions: [cut] }, request, end(1)));
+    const v2 = readTape(
+      lines(
+        { ...header, tape: 2, redactions: undefined },
+        { ...request, redactions: [{ path: cut.path, rule: cut.rule }] },
+        end(1),
+      ),
+    );
+    expect(v1.header.redactions).toEqual([cut]);
+    expect(v2).toEqual(v1);
+    expect(writeTape(v1)).toContain('"redactions":[{"path":"/message/params/token","rule":"secret-name"}]');
+    expect(writeTape(v1).split('\n')[0]).not.toContain('redactions');
+  });
+
+  it('with allowTruncated, reads the complete lines of a cut tape and marks it truncated', () => {
+    const cut = `${lines(header, request)}{"kind":"message","seq":2,"t":1,"di`;
+    const tape = readTape(cut, 't.jsonl', { allowTruncated: true });
+    expect(tape.truncated).toBe(true);
+    expect(tape.messages.map((m) => m.seq)).toEqual([1]);
+    // A cut inside a character of the unfinished line is let go with the line.
+    const bytes = new TextEncoder().encode(`${lines(header, request)}{"kind":"message","t":"é`);
+    expect(
+      readTape(bytes.subarray(0, bytes.length - 1), 't', { allowTruncated: true }).messages,
+    ).toHaveLength(1);
+    // A whole tape is not truncated; other faults are still refused.
+    expect(readTape(lines(header, request, end(1)), 't', { allowTruncated: true }).truncated).toBeUndefined();
+    expect(() => readTape(lines(header, { ...request, seq: 3 }), 't', { allowTruncated: true })).toThrow(
+      't:2: seq 3 out of order',
+    );
+    expect(() => readTape('{"tape":2,"kind":"hea', 't', { allowTruncated: true })).toThrow(
+      't:1: truncated (the header line has no end',
+    );
   });
 
   it('names the line of bytes that are not UTF-8', () => {
@@ -143,7 +198,7 @@ describe('TapeBuilder', () => {
       [6, 5, undefined],
       [7, 6, 6],
     ]);
-    const tape: Tape = b.tape(header as Tape['header']);
+    const tape: Tape = b.tape({ ...header, tape: TAPE_VERSION } as Tape['header']);
     expect(readTape(writeTape(tape))).toEqual(tape);
   });
 });

@@ -15,6 +15,7 @@ import { isObject } from '../protocol/jsonrpc/json-object.js';
 import { parseMessage } from '../protocol/jsonrpc/parse.js';
 import type { JsonObject } from '../protocol/jsonrpc/types.js';
 import {
+  READABLE_TAPE_VERSIONS,
   TAPE_VERSION,
   type Tape,
   type TapeHeader,
@@ -33,18 +34,51 @@ export function tapeError(name: string, line: number, what: string): Switchboard
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/** How to read a tape. */
+export interface ReadTapeOptions {
+  /**
+   * Accept a tape without its end line (a recording cut by a crash or SIGKILL): its complete
+   * lines are read, an unfinished last line is dropped, and the tape comes back marked
+   * `truncated`. Every other fault is still refused. Off by default: a cut tape replays half a
+   * session, which is only right when someone asked for it.
+   */
+  readonly allowTruncated?: boolean;
+}
+
+/** What the refusals of a cut tape say, so that the way to read one anyway is never a secret. */
+const ALLOW_TRUNCATED_HINT = 'tape replay and tape check read its complete lines with --allow-truncated';
+
 /**
  * Reads a tape from its text or bytes. `name` is how errors name the file (default `tape`).
  * Throws `SB_TAPE_INVALID` naming the line (see the module's contract).
  */
-export function readTape(input: string | Uint8Array, name = 'tape'): Tape {
+export function readTape(input: string | Uint8Array, name = 'tape', options: ReadTapeOptions = {}): Tape {
+  const allowTruncated = options.allowTruncated === true;
+  let bytes = typeof input === 'string' ? undefined : input;
+  let dropped = false;
+  // A crash cuts the file anywhere, even inside a character: with `allowTruncated`, bytes after the
+  // last newline that are not a whole JSON object are the unfinished line, and are let go.
+  if (allowTruncated && bytes !== undefined && bytes.length > 0 && bytes[bytes.length - 1] !== 0x0a) {
+    const cut = bytes.lastIndexOf(0x0a) + 1;
+    if (cut > 0 && !isWholeLine(bytes.subarray(cut))) {
+      bytes = bytes.subarray(0, cut);
+      dropped = true;
+    }
+  }
   let text: string;
-  if (typeof input === 'string') text = input;
+  if (bytes === undefined) text = input as string;
   else {
     try {
-      text = decoder.decode(input);
+      text = decoder.decode(bytes);
     } catch {
-      throw tapeError(name, lineOfBadUtf8(input), 'not UTF-8 text');
+      throw tapeError(name, lineOfBadUtf8(bytes), 'not UTF-8 text');
+    }
+  }
+  if (allowTruncated && !dropped && text.length > 0 && !text.endsWith('\n')) {
+    const cut = text.lastIndexOf('\n') + 1;
+    if (cut > 0 && !isWholeLine(text.slice(cut))) {
+      text = text.slice(0, cut);
+      dropped = true;
     }
   }
   if (text.length === 0) throw tapeError(name, 1, 'empty: a tape starts with its header line');
@@ -61,13 +95,27 @@ export function readTape(input: string | Uint8Array, name = 'tape'): Tape {
     try {
       values.push(JSON.parse(content) as unknown);
     } catch (err) {
-      if (line === last && !ends) throw tapeError(name, line, 'truncated (the last line has no end)');
+      if (line === last && !ends)
+        throw tapeError(
+          name,
+          line,
+          line === 1
+            ? 'truncated (the header line has no end: nothing was recorded whole)'
+            : `truncated (the last line has no end; ${ALLOW_TRUNCATED_HINT})`,
+        );
       const reason = err instanceof Error ? err.message : 'unreadable';
       throw tapeError(name, line, `not JSON (${reason})`);
     }
   }
-  const header = readHeader(values[0], name);
+  const { header, version } = readHeader(values[0], name);
   const messages: TapeMessage[] = [];
+  const redactions: TapeRedaction[] = version === 1 ? [...header.redactions] : [];
+  const tapeOf = (truncated: boolean): Tape =>
+    Object.freeze({
+      header: version === 1 ? header : { ...header, redactions },
+      messages: Object.freeze(messages),
+      ...(truncated ? { truncated: true as const } : {}),
+    });
   for (let i = 1; i < values.length; i += 1) {
     const value = values[i];
     if (isObject(value) && value.kind === 'end') {
@@ -78,19 +126,32 @@ export function readTape(input: string | Uint8Array, name = 'tape'): Tape {
           i + 1,
           `the end line counts ${typeof value.messages === 'number' ? value.messages : describe(value.messages)} messages, the tape holds ${messages.length}`,
         );
-      return Object.freeze({ header, messages: Object.freeze(messages) });
+      return tapeOf(false);
     }
-    messages.push(readMessage(value, i + 1, messages, name));
+    const message = readMessage(value, i + 1, messages, name);
+    messages.push(message);
+    if (version !== 1) redactions.push(...lineRedactions(value, i + 1, message.seq, name));
   }
+  if (allowTruncated) return tapeOf(true);
   throw tapeError(
     name,
     values.length,
-    `truncated (no end line after line ${values.length}: the tape was cut short)`,
+    `truncated (no end line after line ${values.length}: the tape was cut short; ${ALLOW_TRUNCATED_HINT})`,
   );
 }
 
+/** Whether an unterminated last line is a whole JSON object (a cut one never is: its `}` is missing). */
+function isWholeLine(tail: string | Uint8Array): boolean {
+  try {
+    const text = typeof tail === 'string' ? tail : decoder.decode(tail);
+    return isObject(JSON.parse(text.endsWith('\r') ? text.slice(0, -1) : text));
+  } catch {
+    return false;
+  }
+}
+
 /** Reads a tape file; errors name it by its base name. */
-export function readTapeFile(path: string): Tape {
+export function readTapeFile(path: string, options: ReadTapeOptions = {}): Tape {
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(path);
@@ -101,7 +162,7 @@ export function readTapeFile(path: string): Tape {
       details: { file: path },
     });
   }
-  return readTape(bytes, basename(path));
+  return readTape(bytes, basename(path), options);
 }
 
 function lineOfBadUtf8(bytes: Uint8Array): number {
@@ -127,7 +188,7 @@ function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
 }
 
-function readHeader(value: unknown, name: string): TapeHeader {
+function readHeader(value: unknown, name: string): { header: TapeHeader; version: number } {
   const fail = (what: string): never => {
     throw tapeError(name, 1, what);
   };
@@ -141,10 +202,16 @@ function readHeader(value: unknown, name: string): TapeHeader {
           : 'not a tape header (no "tape" version)',
     );
   }
-  if (value.tape !== TAPE_VERSION) {
+  if (typeof value.tape !== 'number' || !READABLE_TAPE_VERSIONS.includes(value.tape)) {
     const shown = typeof value.tape === 'number' ? String(value.tape) : JSON.stringify(value.tape);
-    return fail(`tape version ${shown} is not supported (this build reads ${TAPE_VERSION})`);
+    return fail(
+      `tape version ${shown} is not supported (this build reads ${READABLE_TAPE_VERSIONS.join(' and ')})`,
+    );
   }
+  const version = value.tape;
+  // Version 2 writes the header before the lines it would list: each line lists its own cuts.
+  if (version !== 1 && value.redactions !== undefined)
+    return fail('"redactions" belong on the message lines in tape version 2, not in the header');
   if (value.kind !== 'header')
     return fail(`the first line must have "kind": "header", got ${describe(value.kind)}`);
   if (typeof value.recordedAt !== 'string') return fail('header without "recordedAt" (an ISO 8601 time)');
@@ -178,10 +245,24 @@ function readHeader(value: unknown, name: string): TapeHeader {
     protocolVersion: value.protocolVersion,
     server: { initialize: value.server.initialize },
     ...(client === undefined ? {} : { client }),
-    redactions,
+    redactions: version === 1 ? redactions : [],
     incomplete,
   };
-  return header;
+  return { header, version };
+}
+
+/** The cuts a version-2 message line lists (`redactions: [{path, rule}]`), as the header's entries. */
+function lineRedactions(value: unknown, line: number, seq: number, name: string): TapeRedaction[] {
+  if (!isObject(value) || value.redactions === undefined) return [];
+  const fail = (what: string): never => {
+    throw tapeError(name, line, what);
+  };
+  if (!Array.isArray(value.redactions)) return fail('"redactions" must be an array');
+  return value.redactions.map((item, at): TapeRedaction => {
+    if (!isObject(item) || typeof item.path !== 'string' || typeof item.rule !== 'string')
+      return fail(`"redactions[${at}]" must be {"path", "rule"}`);
+    return { seq, path: item.path, rule: item.rule };
+  });
 }
 
 function readSource(value: unknown, fail: (what: string) => never): TapeSource {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { HopEvent } from '../core/taps.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
+import { MemoryLineSink } from './tape-line-sink.js';
+import { readTape } from './tape-reader.js';
 import { TapeRecorderTap } from './tape-recorder.js';
 import { createMessageRedactor } from './tape-redaction.js';
 
@@ -30,7 +32,12 @@ const source = { via: 'record' as const, gateway: 'switchboard test' };
 
 describe('TapeRecorderTap', () => {
   it('keeps the hops facing its upstream, timed as the server saw them, tied to their calls', () => {
-    const tap = new TapeRecorderTap('x');
+    const sink = new MemoryLineSink();
+    const tap = new TapeRecorderTap('x', {
+      sink,
+      facts: { source, protocolVersion: '2025-06-18' },
+      redactor: createMessageRedactor(),
+    });
     const C = 'S/c1';
     const events = [
       hop(
@@ -78,7 +85,8 @@ describe('TapeRecorderTap', () => {
     ];
     for (const e of events) tap.observe(e);
     expect(tap.size).toBe(5);
-    const tape = tap.tape({ source, protocolVersion: '2025-06-18' }, createMessageRedactor());
+    expect(tap.finish()).toEqual({ messages: 5, redactions: 1 });
+    const tape = readTape(sink.text());
     expect(tape.messages.map((m) => [m.seq, m.t, m.dir, m.re, m.envelope])).toEqual([
       [1, 0, 'c2s', undefined, 'E2'],
       [2, 9, 's2c', 1, 'E4'],
@@ -96,7 +104,8 @@ describe('TapeRecorderTap', () => {
   });
 
   it('keeps secrets with no redactor', () => {
-    const tap = new TapeRecorderTap('x');
+    const sink = new MemoryLineSink();
+    const tap = new TapeRecorderTap('x', { sink, facts: { source } });
     tap.observe(
       hop(
         'gateway',
@@ -107,8 +116,52 @@ describe('TapeRecorderTap', () => {
         0,
       ),
     );
-    const tape = tap.tape({ source }, undefined);
+    tap.finish();
+    const tape = readTape(sink.text());
     expect(tape.header.redactions).toEqual([]);
     expect(JSON.stringify(tape.messages[0]?.message)).toContain('"password":"p"');
+  });
+
+  it('writes as it goes: the header once the initialize is answered, then each line, each cut on its line', () => {
+    const sink = new MemoryLineSink();
+    const tap = new TapeRecorderTap('x', { sink, facts: { source }, redactor: createMessageRedactor() });
+    const init = {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18' },
+    } as const;
+    tap.observe(hop('gateway', 'server-x', init, 'S/i', 0, 0));
+    // The header waits for the handshake's answer; nothing is written before it.
+    expect(sink.text()).toBe('');
+    const answer = {
+      jsonrpc: '2.0',
+      id: 0,
+      result: { protocolVersion: '2025-06-18', serverInfo: { name: 's' } },
+    };
+    tap.observe(hop('server-x', 'gateway', answer as JsonRpcMessage, 'S/i', 5));
+    expect(sink.text().split('\n')).toHaveLength(4);
+    const secret = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { token: 'sk-123' } } as const;
+    tap.observe(hop('gateway', 'server-x', secret, 'S/c', 6, 6));
+    // Killed here: the lines so far read as a cut tape, with the handshake in its header.
+    const cut = readTape(sink.text(), 'cut', { allowTruncated: true });
+    expect(cut.truncated).toBe(true);
+    expect(cut.messages).toHaveLength(3);
+    expect(cut.header.server.initialize).toEqual(answer.result);
+    expect(cut.header.redactions).toEqual([{ seq: 3, path: '/message/params/token', rule: 'secret-name' }]);
+    expect(() => readTape(sink.text(), 'cut')).toThrow('cut:4: truncated (no end line after line 4');
+    expect(sink.text().split('\n')[3]).toContain('"redactions":[{"path":"/message/params/token"');
+    tap.finish();
+    expect(readTape(sink.text())).toEqual({ ...cut, truncated: undefined, header: cut.header });
+  });
+
+  it('writes the header at once for a session that opens without a handshake, and at the end if nothing came', () => {
+    const sink = new MemoryLineSink();
+    const tap = new TapeRecorderTap('x', { sink, facts: { source, protocolVersion: '2026-07-28' } });
+    tap.observe(hop('gateway', 'server-x', { jsonrpc: '2.0', id: 1, method: 'tools/list' }, 'S/1', 0, 0));
+    expect(readTape(sink.text(), 'p', { allowTruncated: true }).header.protocolVersion).toBe('2026-07-28');
+    const empty = new MemoryLineSink();
+    new TapeRecorderTap('x', { sink: empty, facts: { source } }).finish();
+    expect(readTape(empty.text()).messages).toEqual([]);
   });
 });

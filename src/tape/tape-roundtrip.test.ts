@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SwitchboardError } from '../errors/switchboard-error.js';
 import type { JsonRpcMessage } from '../protocol/jsonrpc/types.js';
-import type { Tape, TapeHeader, TapeMessage } from './tape-format.js';
+import { TAPE_VERSION, type Tape, type TapeHeader, type TapeMessage } from './tape-format.js';
 import { readTape } from './tape-reader.js';
 import { writeTape } from './tape-writer.js';
 
@@ -33,7 +33,7 @@ const message: fc.Arbitrary<JsonRpcMessage> = fc.oneof(
 
 const header: fc.Arbitrary<TapeHeader> = fc.record(
   {
-    tape: fc.constant(1 as const),
+    tape: fc.constant(TAPE_VERSION),
     kind: fc.constant('header' as const),
     recordedAt: fc.constant('2026-11-28T10:00:00.000Z'),
     source: fc.record(
@@ -48,12 +48,8 @@ const header: fc.Arbitrary<TapeHeader> = fc.record(
     protocolVersion: fc.constantFrom('2025-06-18', '2026-07-28'),
     server: fc.record({ initialize: object }),
     client: fc.record({ initialize: object }),
-    redactions: fc.array(
-      fc.record({ seq: fc.nat().map((n) => n + 1), path: fc.string(), rule: fc.string() }),
-      {
-        maxLength: 2,
-      },
-    ),
+    // Placed on lines below: a version-2 tape lists each cut on the line it names.
+    redactions: fc.constant([]),
     incomplete: fc.array(fc.record({ seq: fc.nat().map((n) => n + 1), reason: fc.string() }), {
       maxLength: 2,
     }),
@@ -85,9 +81,19 @@ const tape: fc.Arbitrary<Tape> = fc
       }),
       { maxLength: 8 },
     ),
+    fc.array(fc.record({ at: fc.nat(), path: fc.string(), rule: fc.string() }), { maxLength: 3 }),
   )
-  .map(([h, entries]) => ({
-    header: h,
+  .map(([h, entries, cuts]) => ({
+    header: {
+      ...h,
+      // In line order, as the reader gathers them from the lines.
+      redactions:
+        entries.length === 0
+          ? []
+          : cuts
+              .map((c) => ({ seq: (c.at % entries.length) + 1, path: c.path, rule: c.rule }))
+              .sort((a, b) => a.seq - b.seq),
+    },
     messages: entries.map((e, i): TapeMessage => {
       const seq = i + 1;
       const re = e.re === undefined || seq === 1 ? undefined : (e.re % (seq - 1)) + 1;
@@ -104,10 +110,10 @@ const tape: fc.Arbitrary<Tape> = fc
   }));
 
 /** Reads `text`: a tape, or an SB_TAPE_INVALID error naming a line of the text; anything else fails. */
-function readOrLineError(text: string | Uint8Array): Tape | undefined {
+function readOrLineError(text: string | Uint8Array, allowTruncated = false): Tape | undefined {
   const lineCount = (typeof text === 'string' ? text : new TextDecoder().decode(text)).split('\n').length;
   try {
-    return readTape(text, 'p.jsonl');
+    return readTape(text, 'p.jsonl', { allowTruncated });
   } catch (err) {
     expect(err).toBeInstanceOf(SwitchboardError);
     const e = err as SwitchboardError;
@@ -137,6 +143,58 @@ describe('tape reader and writer', () => {
         // Cut anywhere short of the whole file (and its final newline, which is optional).
         const cut = at % (bytes.length - 1);
         expect(readOrLineError(bytes.subarray(0, cut))).toBeUndefined();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a tape cut at a line boundary is whole, or refused naming a line and read up to the cut with allowTruncated', () => {
+    fc.assert(
+      fc.property(tape, fc.nat(), (t, at) => {
+        const lines = writeTape(t).slice(0, -1).split('\n');
+        const kept = at % (lines.length + 1);
+        const text = lines
+          .slice(0, kept)
+          .map((l) => `${l}\n`)
+          .join('');
+        const strict = readOrLineError(text);
+        const lenient = readOrLineError(text, true);
+        if (kept === lines.length) {
+          expect(strict).toEqual(t);
+          expect(lenient).toEqual(t);
+          return;
+        }
+        expect(strict).toBeUndefined();
+        if (kept === 0) {
+          // Nothing was written, not even the header: nothing to read, flag or not.
+          expect(lenient).toBeUndefined();
+          return;
+        }
+        const messages = t.messages.slice(0, kept - 1);
+        expect(lenient).toEqual({
+          header: { ...t.header, redactions: t.header.redactions.filter((r) => r.seq <= messages.length) },
+          messages,
+          truncated: true,
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a tape cut anywhere reads with allowTruncated as its whole lines, or is refused at the header', () => {
+    fc.assert(
+      fc.property(tape, fc.nat(), (t, at) => {
+        const bytes = new TextEncoder().encode(writeTape(t));
+        const cut = at % (bytes.length + 1);
+        const read = readOrLineError(bytes.subarray(0, cut), true);
+        const headerBytes = new TextEncoder().encode(writeTape(t).split('\n')[0] as string).length;
+        if (cut < headerBytes) {
+          expect(read).toBeUndefined();
+          return;
+        }
+        expect(read).toBeDefined();
+        expect(read?.header.source).toEqual(t.header.source);
+        expect(t.messages.slice(0, read?.messages.length)).toEqual(read?.messages);
       }),
       { numRuns: 300 },
     );

@@ -10,14 +10,58 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { isObject } from '../protocol/jsonrpc/json-object.js';
 import { idKey, type JsonObject, type JsonRpcMessage } from '../protocol/jsonrpc/types.js';
-import type { Tape, TapeDirection, TapeHeader, TapeMessage } from './tape-format.js';
+import {
+  TAPE_VERSION,
+  type Tape,
+  type TapeDirection,
+  type TapeHeader,
+  type TapeMessage,
+} from './tape-format.js';
 
-/** The tape as text: header, messages, end line; each line ends with `\n`. */
+/**
+ * The tape as text (version {@link TAPE_VERSION}): header, messages, end line; each line ends
+ * with `\n`. Each of the header's redactions is written on the line it names (a cut naming no
+ * line of the tape is an error of the caller's, and throws).
+ */
 export function writeTape(tape: Tape): string {
-  const lines = [JSON.stringify(tape.header)];
-  for (const message of tape.messages) lines.push(JSON.stringify(message));
-  lines.push(JSON.stringify({ kind: 'end', messages: tape.messages.length }));
+  const cuts = new Map<number, TapeLineCut[]>();
+  for (const cut of tape.header.redactions) {
+    if (!Number.isSafeInteger(cut.seq) || cut.seq < 1 || cut.seq > tape.messages.length)
+      throw new RangeError(
+        `a redaction names seq ${cut.seq}, the tape holds ${tape.messages.length} messages`,
+      );
+    const list = cuts.get(cut.seq) ?? [];
+    list.push({ path: cut.path, rule: cut.rule });
+    cuts.set(cut.seq, list);
+  }
+  const lines = [headerLine(tape.header)];
+  for (const message of tape.messages) lines.push(messageLine(message, cuts.get(message.seq) ?? []));
+  lines.push(endLine(tape.messages.length));
   return `${lines.join('\n')}\n`;
+}
+
+/** A cut as its line lists it (version 2): the line is its `seq`. */
+export interface TapeLineCut {
+  /** JSON Pointer into the line (so it starts with `/message`) of the value that was changed. */
+  readonly path: string;
+  /** The rule that matched (a secret pattern's name, or `member-name` for a secret-named member). */
+  readonly rule: string;
+}
+
+/** The header line, without its `\n`: version {@link TAPE_VERSION}, no `redactions` (the lines list them). */
+export function headerLine(header: TapeHeader): string {
+  const { redactions: _lines, ...rest } = header;
+  return JSON.stringify({ ...rest, tape: TAPE_VERSION });
+}
+
+/** A message line, without its `\n`, listing the cuts made in it (none: no `redactions` member). */
+export function messageLine(message: TapeMessage, cuts: readonly TapeLineCut[]): string {
+  return JSON.stringify(cuts.length === 0 ? message : { ...message, redactions: cuts });
+}
+
+/** The end line, without its `\n`. */
+export function endLine(messages: number): string {
+  return JSON.stringify({ kind: 'end', messages });
 }
 
 /** Writes `tape` to `path` whole or not at all (temporary file, fsync, rename). Synchronous, so

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TAPE_VERSION } from '../../tape/tape-format.js';
 import { writeTape } from '../../tape/tape-writer.js';
 import { runCli } from '../test-support/run-cli.js';
 import { defaultUpdatePath } from './tape-check.js';
@@ -12,7 +13,7 @@ writeFileSync(
   tape,
   writeTape({
     header: {
-      tape: 1,
+      tape: TAPE_VERSION,
       kind: 'header',
       recordedAt: '2026-11-28T10:00:00.000Z',
       source: { via: 'record', gateway: 'test' },

@@ -14,7 +14,7 @@ import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
 import { renderReport, reportJson } from '../../tape/check/check-report.js';
 import { compareRun } from '../../tape/check/compare-run.js';
-import { parsePointerPattern } from '../../tape/check/json-pointer-pattern.js';
+import { type IgnoreRule, parseIgnoreRule } from '../../tape/check/json-pointer-pattern.js';
 import { updatedTape } from '../../tape/check/updated-tape.js';
 import { volatilePredicate } from '../../tape/check/volatile-values.js';
 import type { Tape, TapeSource } from '../../tape/tape-format.js';
@@ -47,6 +47,7 @@ interface CheckOptions {
   keepSecrets?: boolean;
   json?: boolean;
   verbose?: boolean;
+  allowTruncated?: boolean;
   maxMessageBytes: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
@@ -90,7 +91,7 @@ export function registerTapeCheck(tape: Command): void {
     .option('--cwd <dir>', 'working directory of the server')
     .option(
       '--ignore <pointer>',
-      'a JSON Pointer into each answer not to compare, with everything below it; * matches any one member or index, e.g. /result/content/*/text (repeatable)',
+      'a JSON Pointer into each answer not to compare, with everything below it; * matches any one member or index, e.g. /result/content/*/text; METHOD:POINTER scopes it to one method, e.g. tools/call:/result/content/0/text (repeatable)',
       collect,
     )
     .option(
@@ -109,6 +110,10 @@ export function registerTapeCheck(tape: Command): void {
     .option(
       '--keep-secrets',
       'with --update: keep secret-shaped values in the new tape (cut and listed by default, as tape record does)',
+    )
+    .option(
+      '--allow-truncated',
+      'read a tape without its end line (a recording cut by a crash: FILE.partial) up to its last complete line',
     )
     .option('--json', 'print the report as one JSON object')
     .option('--verbose', 'list the answers that are the same too')
@@ -150,16 +155,20 @@ export function registerTapeCheck(tape: Command): void {
       return;
     }
     let tape: Tape;
-    let ignore: ReturnType<typeof parsePointerPattern>[];
+    let ignore: IgnoreRule[];
     let headers: Record<string, string> = {};
     try {
-      ignore = (options.ignore ?? []).map(parsePointerPattern);
+      ignore = (options.ignore ?? []).map(parseIgnoreRule);
       headers = resolveHeaders(options.header ?? [], process.env);
-      tape = readTape(readFileSync(file), file);
+      tape = readTape(readFileSync(file), file, { allowTruncated: options.allowTruncated === true });
     } catch (error) {
       fail(error instanceof Error ? error.message : String(error));
       return;
     }
+    if (tape.truncated)
+      io.err(
+        `switchboard tape check: ${file} has no end line (cut short): checking its ${tape.messages.length} complete messages\n`,
+      );
     const output = options.update ? (options.output ?? defaultUpdatePath(file)) : undefined;
     if (output !== undefined && existsSync(output) && options.force !== true) {
       fail(`${output} exists (--force overwrites it)`);

@@ -2,9 +2,12 @@
  * `switchboard tape record -o FILE [options] -- <command> [args...]` (or `--url URL`): the stdio
  * gateway (`switchboard stdio`), recording the session as a tape with full payloads.
  *
- * The tape is written when the session ends — the client closes stdin, SIGINT or SIGTERM, the
- * server exits — after the gateway drained and closed the server, whole or not at all
- * (`writeTapeFile`: a temporary file, fsync, rename), so a tape under the name is always complete.
+ * The tape is written as the session goes, to `FILE.partial` (`FileLineSink`, `TapeRecorderTap`):
+ * the header once the handshake is known, each message as it crosses (an answered call at once,
+ * the rest within 100 ms). When the session ends — the client closes stdin, SIGINT or SIGTERM, the
+ * server exits — and the gateway has drained and closed the server, the end line is written, the
+ * file fsynced and renamed to FILE, so a file under the tape's name is always complete; a
+ * recording killed before that leaves `FILE.partial`, which reads with `--allow-truncated`.
  * Secret-shaped values are cut by the redaction rules unless `--keep-secrets`; the header lists
  * each cut. No trace and no ledger are written: the tape is the record.
  */
@@ -14,9 +17,9 @@ import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../gateways/drain.js';
 import { StdioGateway } from '../../gateways/stdio-gateway.js';
 import { createLogger } from '../../observe/logger.js';
 import { Metrics } from '../../observe/metrics.js';
+import { FileLineSink } from '../../tape/tape-line-sink.js';
 import { TapeRecorderTap } from '../../tape/tape-recorder.js';
 import { createMessageRedactor } from '../../tape/tape-redaction.js';
-import { writeTapeFile } from '../../tape/tape-writer.js';
 import { ioOf } from '../command-io.js';
 import { addExamples } from '../help-text.js';
 import { collect, parseLogLevel, parseNonNegativeInt } from '../options.js';
@@ -55,7 +58,10 @@ export function registerTapeRecord(tape: Command): void {
     )
     .argument('[command]', 'the MCP server to run (after --), unless --url is given')
     .argument('[args...]', 'its arguments')
-    .requiredOption('-o, --output <file>', 'where to write the tape (replaced whole when the session ends)')
+    .requiredOption(
+      '-o, --output <file>',
+      'where to write the tape (FILE.partial while recording; FILE is replaced whole when the session ends)',
+    )
     .option(
       '--keep-secrets',
       'keep secret-shaped values (tokens, keys, passwords) in the tape as they passed',
@@ -110,7 +116,26 @@ export function registerTapeRecord(tape: Command): void {
       const name =
         options.name ??
         (options.url ? urlUpstreamName(new URL(options.url)) : defaultUpstreamName(server ?? '', args));
-      const recorder = new TapeRecorderTap(name);
+      let sink: FileLineSink;
+      try {
+        sink = new FileLineSink(output);
+      } catch (error) {
+        fail(error instanceof Error ? error.message : String(error));
+        return;
+      }
+      const redactor = options.keepSecrets === true ? undefined : createMessageRedactor();
+      const recorder = new TapeRecorderTap(name, {
+        sink,
+        redactor,
+        facts: {
+          source: {
+            via: 'record',
+            ...(options.url ? { url: options.url } : { command: [server ?? '', ...args] }),
+            upstream: name,
+            gateway: `switchboard ${readPackageVersion()}`,
+          },
+        },
+      });
       const gateway = new StdioGateway({
         command: server ?? '',
         args,
@@ -129,27 +154,16 @@ export function registerTapeRecord(tape: Command): void {
       try {
         await gateway.start();
       } catch (error) {
+        sink.abandon();
         fail(`cannot start the server: ${error instanceof Error ? error.message : String(error)}`, 1);
         setTimeout(() => process.exit(1), 50).unref();
         return;
       }
       let code = await gateway.done;
       try {
-        const tapeValue = recorder.tape(
-          {
-            source: {
-              via: 'record',
-              ...(options.url ? { url: options.url } : { command: [server ?? '', ...args] }),
-              upstream: name,
-              gateway: `switchboard ${readPackageVersion()}`,
-            },
-          },
-          options.keepSecrets === true ? undefined : createMessageRedactor(),
-        );
-        writeTapeFile(output, tapeValue);
-        const cut = tapeValue.header.redactions.length;
+        const { messages, redactions: cut } = recorder.finish();
         io.err(
-          `switchboard tape record: wrote ${tapeValue.messages.length} messages to ${output}` +
+          `switchboard tape record: wrote ${messages} messages to ${output}` +
             (cut > 0
               ? ` (${cut} secret-shaped value${cut === 1 ? '' : 's'} cut; --keep-secrets keeps them)`
               : '') +

@@ -1,5 +1,5 @@
 /**
- * `switchboard tape replay FILE [--http [--host H] [--port P]] [--mode strict|match|loose] [--speed X]`:
+ * `switchboard tape replay FILE [--http [--host H] [--port P]] [--mode strict|match|loose] [--speed X] [--allow-truncated]`:
  * serves a tape as an MCP server (docs/tapes.md, "Replay"), over this process's stdin/stdout or
  * Streamable HTTP, for clients of either era. The replay is built from the gateway's own router and
  * transports (`gateways/replay/`), with the tape in the place of the server.
@@ -23,6 +23,7 @@ interface ReplayCliOptions {
   port: number;
   mode: MatchMode;
   speed: number;
+  allowTruncated?: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
 
@@ -42,7 +43,7 @@ export function registerTapeReplay(tape: Command): void {
         'by method and params (ids, progress tokens, trace context and transport _meta ignored) and answered with what was recorded, ' +
         'its progress notifications and requests to the client (sampling, elicitation) played first, at the recorded pace divided by --speed. ' +
         'A request the tape cannot answer gets error -32011 (SB_TAPE_NO_MATCH) naming the closest recorded request and how it differs. ' +
-        'Over stdio the replay ends when the client closes stdin; over HTTP (--http), on SIGINT or SIGTERM, and every client session ' +
+        'Over stdio the replay ends when the client closes stdin, once the calls asked before are answered; over HTTP (--http), on SIGINT or SIGTERM, and every client session ' +
         'gets its own replay of the whole tape.',
     )
     .argument('<file>', 'the tape (switchboard tape record / export)')
@@ -61,6 +62,10 @@ export function registerTapeReplay(tape: Command): void {
     )
     .option('--speed <x>', 'recorded waits divided by x (2: twice as fast; 0: no waits)', parseSpeed, 1)
     .option(
+      '--allow-truncated',
+      'read a tape without its end line (a recording cut by a crash: FILE.partial) up to its last complete line',
+    )
+    .option(
       '--log-level <level>',
       'debug, info, warn, error or silent (the log goes to stderr)',
       parseLogLevel,
@@ -69,7 +74,12 @@ export function registerTapeReplay(tape: Command): void {
     .action(async (file: string, options: ReplayCliOptions) => {
       let script: ReturnType<typeof buildScript>;
       try {
-        script = buildScript(readTapeFile(resolve(file)));
+        const tape = readTapeFile(resolve(file), { allowTruncated: options.allowTruncated === true });
+        if (tape.truncated)
+          console.error(
+            `switchboard tape replay: ${file} has no end line (cut short): replaying its ${tape.messages.length} complete messages; a call recorded without its answer is answered SB_TAPE_NO_MATCH`,
+          );
+        script = buildScript(tape);
       } catch (error) {
         console.error(`switchboard tape replay: ${error instanceof Error ? error.message : String(error)}`);
         process.exitCode = 2;

@@ -9,6 +9,7 @@
  * No trace, no ledger, no policy: the replay is a test double. Warnings (an approximate match, a
  * client answer unlike the recorded one, a request the tape cannot answer) go to the log.
  */
+
 import type { Readable, Writable } from 'node:stream';
 import { DEFAULTS } from '../../config/defaults.js';
 import { PassthroughResolver } from '../../core/passthrough-resolver.js';
@@ -23,6 +24,7 @@ import { TapeUpstream } from '../../tape/replay/tape-upstream.js';
 import { MemoryEventStore } from '../../transports/http/events/memory-event-store.js';
 import { McpHttpServer } from '../../transports/http/server/mcp-http-server.js';
 import { StdioDownstream } from '../../transports/stdio/stdio-downstream.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS, drainCalls } from '../drain.js';
 import { ReplayResolver } from './replay-resolver.js';
 
 /** The upstream name the replay is known by (in logs, and `/servers/tape/mcp`). */
@@ -107,6 +109,13 @@ export class StdioReplay {
 
   close(reason: string): Promise<void> {
     this.#closing ??= (async () => {
+      // The calls asked before stdin closed are answered first (a client may write its requests
+      // and close at once: `printf ... | switchboard tape replay`), as the stdio gateway drains.
+      await drainCalls(this.#router, {
+        graceMs: DEFAULT_DRAIN_TIMEOUT_MS,
+        logger: this.#o.logger,
+        metrics: this.#o.metrics,
+      });
       this.#o.logger.info({ reason, unanswered: this.#tape.remaining }, 'replay ending');
       this.#router.closeSession(this.#key, reason);
       await this.#tape.close();

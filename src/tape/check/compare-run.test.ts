@@ -3,6 +3,7 @@ import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../../prot
 import { renderReport, reportJson, shortValue } from './check-report.js';
 import type { CheckLine, CheckTape } from './check-tape-view.js';
 import { compareRun, type LiveRun } from './compare-run.js';
+import { parseIgnoreRule } from './json-pointer-pattern.js';
 import { volatilePredicate } from './volatile-values.js';
 
 const rules = { volatile: volatilePredicate() };
@@ -86,6 +87,51 @@ function run(over: Partial<LiveRun> = {}): LiveRun {
 }
 
 describe('compareRun', () => {
+  it('applies a METHOD:POINTER ignore only to the comparisons of that method', () => {
+    // The tools/call answer and the secrets/get answer both change their text.
+    const changed = run({
+      answers: new Map([
+        [1, answer(1, { createdAt: '2026-11-28T10:00:00Z', content: [{ type: 'text', text: 'changed' }] })],
+        [5, answer(2, { content: [] })],
+        [8, answer(3, { token: 'x', kept: 2 })],
+        [10, answer(4, { contents: [] })],
+      ]),
+      serverRequests: [
+        {
+          recorded: 6,
+          live: {
+            jsonrpc: '2.0',
+            id: 'x',
+            method: 'sampling/createMessage',
+            params: { messages: ['other'] },
+          },
+        },
+      ],
+    });
+    const differing = (ignore: string[]) =>
+      compareRun(tape, changed, { ...rules, ignore: ignore.map(parseIgnoreRule) })
+        .items.filter((i) => i.status !== 'same')
+        .map((i) => i.seq);
+    expect(differing([])).toEqual([1, 6, 8]);
+    expect(differing(['tools/call:/result/content/*/text'])).toEqual([6, 8]);
+    expect(differing(['secrets/get:/result/content/*/text'])).toEqual([1, 6, 8]);
+    expect(differing(['secrets/get:/result/kept', 'sampling/createMessage:/params/messages'])).toEqual([1]);
+    // Unscoped, a pointer applies to every comparison; an empty pointer after the method, to the whole answer.
+    expect(differing(['/result/kept', 'tools/call:'])).toEqual([6]);
+  });
+
+  it('tells a scoped ignore from a JSON Pointer', () => {
+    expect(parseIgnoreRule('/result/a:/b')).toEqual({ pattern: ['result', 'a:', 'b'] });
+    expect(parseIgnoreRule('tools/call:/result/content/*/text')).toEqual({
+      method: 'tools/call',
+      pattern: ['result', 'content', null, 'text'],
+    });
+    expect(parseIgnoreRule('x:y:/result')).toEqual({ method: 'x:y', pattern: ['result'] });
+    expect(parseIgnoreRule('ping:')).toEqual({ method: 'ping', pattern: [] });
+    expect(() => parseIgnoreRule('result/x')).toThrow('nor METHOD:POINTER');
+    expect(() => parseIgnoreRule('tools/call:result')).toThrow('nor METHOD:POINTER');
+  });
+
   it('finds nothing when the live run says what the tape says (timestamps, cut secrets, trace context, incomplete answers aside)', () => {
     const report = compareRun(tape, run(), rules);
     expect(report.items.map((i) => [i.kind, i.seq, i.status])).toEqual([

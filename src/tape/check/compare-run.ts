@@ -26,7 +26,7 @@ import {
 import { normaliseParams } from '../replay/request-key.js';
 import { type Difference, type DiffRules, diffJson } from './answer-diff.js';
 import { type CheckTape, progressTokenOf, responseLineOf, targetOf } from './check-tape-view.js';
-import { literalPointer } from './json-pointer-pattern.js';
+import { type IgnoreRule, literalPointer, type PointerPattern, patternsFor } from './json-pointer-pattern.js';
 
 /** A server→client request the live server made, and the recorded one it was paired with. */
 export interface LiveServerRequest {
@@ -95,20 +95,28 @@ function comparableRequest(message: JsonRpcRequest): Record<string, unknown> {
   return { params: normaliseParams(message.params) ?? {} };
 }
 
+/** The rules of a check: `DiffRules`, with `--ignore` patterns that may be scoped to a method. */
+export interface CheckRules extends Omit<DiffRules, 'ignore'> {
+  readonly ignore?: readonly (IgnoreRule | PointerPattern)[];
+}
+
 /** Compares `run` with `tape` under `rules` (see the module comment). */
-export function compareRun(tape: CheckTape, run: LiveRun, rules: DiffRules): CheckReport {
+export function compareRun(tape: CheckTape, run: LiveRun, checkRules: CheckRules): CheckReport {
+  const ignores = (checkRules.ignore ?? []).map(
+    (rule): IgnoreRule => (Array.isArray(rule) ? { pattern: rule } : (rule as IgnoreRule)),
+  );
   const items: CheckItem[] = [];
   const missing = new Set(run.missing);
   const why =
     run.closed === undefined ? 'no answer within the timeout' : `the server went away (${run.closed})`;
   const recordedProgress = countRecordedProgress(tape);
   const incomplete = new Set((tape.header.incomplete ?? []).map((i) => i.seq));
-  /** The rules for comparing line `seq`: plus the paths its recorder cut as secrets. */
-  const rulesFor = (seq: number): DiffRules => {
+  /** The rules for comparing line `seq` of `method`: its ignores, plus the paths its recorder cut as secrets. */
+  const rulesFor = (seq: number, method: string): DiffRules => {
     const cut = (tape.header.redactions ?? [])
       .filter((r) => r.seq === seq && r.path.startsWith('/message/'))
       .map((r) => literalPointer(r.path.slice('/message'.length)));
-    return cut.length === 0 ? rules : { ...rules, ignore: [...(rules.ignore ?? []), ...cut] };
+    return { ...checkRules, ignore: [...patternsFor(ignores, method), ...cut] };
   };
   let skipped = 0;
   for (const line of tape.messages) {
@@ -135,7 +143,11 @@ export function compareRun(tape: CheckTape, run: LiveRun, rules: DiffRules): Che
         });
         continue;
       }
-      const differences = diffJson(comparableAnswer(recorded), comparableAnswer(live), rulesFor(answer.seq));
+      const differences = diffJson(
+        comparableAnswer(recorded),
+        comparableAnswer(live),
+        rulesFor(answer.seq, m.method),
+      );
       items.push({
         kind: 'answer',
         ...about,
@@ -167,7 +179,11 @@ export function compareRun(tape: CheckTape, run: LiveRun, rules: DiffRules): Che
         });
         continue;
       }
-      const differences = diffJson(comparableRequest(m), comparableRequest(live), rulesFor(line.seq));
+      const differences = diffJson(
+        comparableRequest(m),
+        comparableRequest(live),
+        rulesFor(line.seq, m.method),
+      );
       items.push({
         kind: 'server-request',
         ...about,

@@ -24,6 +24,38 @@ export function parsePointerPattern(text: string): PointerPattern {
     });
 }
 
+/**
+ * An `--ignore` of `tape check`: a pattern, for every comparison, or scoped to one method as
+ * `METHOD:POINTER` (`tools/call:/result/content/0/text`; `sampling/createMessage:/params/messages`
+ * for a server→client request). A JSON Pointer starts with `/` (or is empty), a method never
+ * does, so the two cannot be confused: text that starts with `/` is always a pointer, whatever
+ * colons it holds (`/result/a:/b` is a pointer), and a scoped one splits at its first `:` followed
+ * by `/` (or by nothing: `ping:` ignores the whole answer of every `ping`).
+ */
+export interface IgnoreRule {
+  /** The method the rule is scoped to: a request's, for its answer and for a server request. */
+  readonly method?: string;
+  readonly pattern: PointerPattern;
+}
+
+/** Parses an `--ignore` value (see `IgnoreRule`); throws with the reason when it is neither shape. */
+export function parseIgnoreRule(text: string): IgnoreRule {
+  if (text === '' || text.startsWith('/')) return { pattern: parsePointerPattern(text) };
+  const scoped = /^([^\s]+?):(\/.*)?$/s.exec(text);
+  if (scoped === null)
+    throw new Error(
+      `"${text}" is not a JSON Pointer (it starts with "/", e.g. /result/content/0/text) nor METHOD:POINTER (e.g. tools/call:/result/content/0/text)`,
+    );
+  return { method: scoped[1] as string, pattern: parsePointerPattern(scoped[2] ?? '') };
+}
+
+/** The patterns of `rules` that apply to a comparison for `method`. */
+export function patternsFor(rules: readonly IgnoreRule[], method: string): PointerPattern[] {
+  return rules
+    .filter((rule) => rule.method === undefined || rule.method === method)
+    .map((rule) => rule.pattern);
+}
+
 /** The pointer text of a path of segments (`~` and `/` escaped). */
 export function pointerOf(segments: readonly string[]): string {
   return segments.map((s) => `/${s.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');

@@ -9,7 +9,7 @@
  */
 import { upstreamTransportContract } from '../../core/test-support/upstream-transport.contract.js';
 import type { JsonRpcMessage } from '../../protocol/jsonrpc/types.js';
-import type { Tape } from '../tape-format.js';
+import { TAPE_VERSION, type Tape } from '../tape-format.js';
 import { buildScript } from './replay-script.js';
 import { realScheduler, type Scheduler } from './replay-session.js';
 import { TapeUpstream } from './tape-upstream.js';
@@ -31,7 +31,7 @@ const INITIALIZE_RESULT = {
 
 const TAPE: Tape = {
   header: {
-    tape: 1,
+    tape: TAPE_VERSION,
     kind: 'header',
     recordedAt: '2026-11-28T10:00:00.000Z',
     source: { via: 'record', gateway: 'switchboard test' },
