@@ -23,23 +23,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, ROOT } from './support/cli.js';
 import {
   Failures,
+  headersFor,
   hostileHosts,
   MODERN,
-  modernHeaders,
   problemsWith,
   STATUSES,
   send,
-  type Target,
   targetsOn,
   withModernMeta,
 } from './support/hostile-http.js';
-import {
-  answeredIds,
-  idKey,
-  PayloadRenderer,
-  payloads,
-  type RenderedPayload,
-} from './support/hostile-messages.js';
+import { answeredIds, idKey, PayloadRenderer, payloads } from './support/hostile-messages.js';
 import { HealthWatch, isAlive, rssBytes } from './support/liveness.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
 import { ACCEPT_BOTH, initialize, messagesOf, openSse, type SseStream } from './support/sse-client.js';
@@ -95,17 +88,6 @@ describe('hostile input: switchboard serve', () => {
     await gw?.stop();
   });
 
-  function headersFor(target: Target, payload: RenderedPayload): Record<string, string> {
-    const headers: Record<string, string> = {};
-    if (target.accept !== undefined) headers.accept = target.accept;
-    if (target.contentType !== undefined) headers['content-type'] = target.contentType;
-    if (target.era === MODERN) Object.assign(headers, modernHeaders(payload));
-    else if (target.era === 'unknown-session') headers['mcp-session-id'] = 'no-such-session-0000';
-    else if (target.era !== 'no-session')
-      Object.assign(headers, sessions.get(`${target.endpoint} ${target.era}`));
-    return headers;
-  }
-
   it('answers every generated body on every endpoint exactly once, never with a 500, and stays responsive', async () => {
     const failures = new Failures();
     await fc.assert(
@@ -113,7 +95,11 @@ describe('hostile input: switchboard serve', () => {
         if (failures.full) return;
         const payload = renderer.render(shape);
         const body = target.era === MODERN && !payload.batch ? withModernMeta(payload.text) : payload.text;
-        const response = await send(`${gw.base}${target.endpoint}`, headersFor(target, payload), body);
+        const response = await send(
+          `${gw.base}${target.endpoint}`,
+          headersFor(target, payload, sessions),
+          body,
+        );
         const problems = isMcpEndpoint(target.endpoint)
           ? problemsWith(payload, response)
           : STATUSES.has(response.status) && response.status !== 200 && response.status !== 202

@@ -19,17 +19,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT } from './support/cli.js';
 import {
   Failures,
+  headersFor,
   hostileHosts,
   MODERN,
-  modernHeaders,
   problemsWith,
   STATUSES,
   send,
-  type Target,
   targetsOn,
   withModernMeta,
 } from './support/hostile-http.js';
-import { PayloadRenderer, payloads, type RenderedPayload } from './support/hostile-messages.js';
+import { PayloadRenderer, payloads } from './support/hostile-messages.js';
 import { isAlive } from './support/liveness.js';
 import { ACCEPT_BOTH, initialize, messagesOf } from './support/sse-client.js';
 
@@ -113,17 +112,6 @@ describe('hostile input: switchboard tape replay --http', () => {
     child?.kill('SIGTERM');
   });
 
-  function headersFor(target: Target, payload: RenderedPayload): Record<string, string> {
-    const headers: Record<string, string> = {};
-    if (target.accept !== undefined) headers.accept = target.accept;
-    if (target.contentType !== undefined) headers['content-type'] = target.contentType;
-    if (target.era === MODERN) Object.assign(headers, modernHeaders(payload));
-    else if (target.era === 'unknown-session') headers['mcp-session-id'] = 'no-such-session-0000';
-    else if (target.era !== 'no-session')
-      Object.assign(headers, sessions.get(`${target.endpoint} ${target.era}`));
-    return headers;
-  }
-
   it('answers every generated body exactly once, never with a 500, and lives', async () => {
     const failures = new Failures();
     const statuses = new Map<number, number>();
@@ -132,7 +120,7 @@ describe('hostile input: switchboard tape replay --http', () => {
         if (failures.full) return;
         const payload = renderer.render(shape);
         const body = target.era === MODERN && !payload.batch ? withModernMeta(payload.text) : payload.text;
-        const response = await send(`${base}${target.endpoint}`, headersFor(target, payload), body);
+        const response = await send(`${base}${target.endpoint}`, headersFor(target, payload, sessions), body);
         statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         const problems = isMcpEndpoint(target.endpoint)
           ? problemsWith(payload, response)

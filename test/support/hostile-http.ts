@@ -94,6 +94,25 @@ export function modernHeaders(payload: RenderedPayload): Record<string, string> 
   return headers;
 }
 
+/**
+ * The headers of one generated request to `target`: its Accept and Content-Type, the 2026-07-28
+ * headers, a session no gateway has, or the session `sessions` holds under "endpoint era".
+ */
+export function headersFor(
+  target: Target,
+  payload: RenderedPayload,
+  sessions: ReadonlyMap<string, Record<string, string>>,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (target.accept !== undefined) headers.accept = target.accept;
+  if (target.contentType !== undefined) headers['content-type'] = target.contentType;
+  if (target.era === MODERN) Object.assign(headers, modernHeaders(payload));
+  else if (target.era === 'unknown-session') headers['mcp-session-id'] = 'no-such-session-0000';
+  else if (target.era !== 'no-session')
+    Object.assign(headers, sessions.get(`${target.endpoint} ${target.era}`));
+  return headers;
+}
+
 /** Adds the 2026-07-28 `_meta` envelope to a single request's text when it has an object `params`. */
 export function withModernMeta(text: string): string {
   const meta =
