@@ -15,6 +15,12 @@ import { StdioAnswers } from './support/stdio-answers.js';
 const MISBEHAVING = join(ROOT, 'test/fixtures/misbehaving-server.mjs');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The `slow` calls the misbehaving server has in progress, from its `stats` tool's answer. */
+function slowOf(answer: Record<string, unknown> | undefined): unknown[] {
+  const text = (answer?.result as { content?: { text?: string }[] } | undefined)?.content?.[0]?.text;
+  return (JSON.parse(text ?? '{}') as { slow?: unknown[] }).slow ?? [];
+}
+
 const slow = (id: unknown) => ({
   jsonrpc: '2.0',
   id,
@@ -46,10 +52,22 @@ describe('switchboard serve: a cancelled request holds nothing up', () => {
     await gw?.stop();
   });
 
+  /**
+   * Waits until the slow call has reached the server: a cancellation sent before the gateway has
+   * the call names an id it does not know (a pause of 500 ms used to stand for this).
+   */
+  async function slowReached(headers: Record<string, string>): Promise<void> {
+    for (let poll = 0; ; poll++) {
+      const stats = { jsonrpc: '2.0', id: `stats-${poll}`, method: 'tools/call', params: { name: 'stats' } };
+      if (slowOf(messagesOf(await post(gw.url, stats, headers))[0]).length > 0) return;
+      await sleep(20);
+    }
+  }
+
   it('a batch is answered with its other requests once one of them is cancelled', async () => {
     const session = await initialize(gw.url, { version: '2025-03-26' });
     const batch = post(gw.url, [slow(1), echo(2, 'still answered')], session.headers);
-    await sleep(500);
+    await slowReached(session.headers);
     const accepted = await post(gw.url, cancel(1), session.headers);
     expect(accepted.status).toBe(202);
     const answer = await batch;
@@ -65,7 +83,7 @@ describe('switchboard serve: a cancelled request holds nothing up', () => {
   it('a POST holding only the cancelled request ends with 202 and no body', async () => {
     const session = await initialize(gw.url, { version: '2025-11-25' });
     const lone = post(gw.url, slow('alone'), session.headers);
-    await sleep(500);
+    await slowReached(session.headers);
     await post(gw.url, cancel('alone'), session.headers);
     const answer = await lone;
     expect(answer.status).toBe(202);
@@ -92,9 +110,15 @@ describe('switchboard stdio: a cancelled request holds no batch up', () => {
   });
 
   it('answers the batch without the cancelled request', async () => {
-    const from = gw.lines.length;
     gw.write(JSON.stringify([slow(1), echo(2, 'batched')]));
-    await sleep(500);
+    // The slow call reached the server (asked of its `stats`), then only the batch answer counts.
+    for (
+      let poll = 1000;
+      slowOf(await gw.request(poll, 'tools/call', { name: 'stats' })).length === 0;
+      poll++
+    )
+      await sleep(20);
+    const from = gw.lines.length;
     gw.write(JSON.stringify(cancel(1)));
     await gw.waitFor(() => gw.answersSince(from).length > 0, 20_000, 'the batch answer');
     const answers = gw.answersSince(from);
