@@ -268,7 +268,7 @@ describe('two clients on one shared upstream', () => {
       );
 
       // The trace shows what went upstream: A's cancellation names the upstream id of A's call.
-      await sleep(300);
+      // (The trace is written by a worker in batches: read it until both calls and A's cancel are in.)
       const upstreamCall = async (c: TestClient) => {
         // After "--": a session id may start with "-".
         const shown = await runCli([
@@ -290,8 +290,18 @@ describe('two clients on one shared upstream', () => {
         );
         return { id: call?.payload.id, cancelled: cancel?.payload.params?.requestId };
       };
-      const upA = await upstreamCall(a);
-      const upB = await upstreamCall(b);
+      type Seen = Awaited<ReturnType<typeof upstreamCall>>;
+      let seen: { a: Seen; b: Seen } | undefined;
+      await waitUntil(
+        async () => {
+          seen = { a: await upstreamCall(a), b: await upstreamCall(b) };
+          return seen.a.id !== undefined && seen.a.cancelled !== undefined && seen.b.id !== undefined;
+        },
+        20_000,
+        'both calls and the cancellation in the trace',
+        100,
+      );
+      const { a: upA, b: upB } = seen!;
       expect(upA.id).toBeDefined();
       expect(upB.id).toBeDefined();
       expect(upA.id).not.toEqual(upB.id);
