@@ -8,6 +8,7 @@ import { CLI, ECHO_SERVER, jsonLines, runCli } from './support/cli.js';
 import { startProcess } from './support/peers.js';
 import { type RunningServe, startServe, stdioUpstreamConfig } from './support/serve.js';
 import { Participant, spaceUrlOf, type Wire } from './support/space.js';
+import { waitUntil } from './support/sse-client.js';
 
 const SPACE = `space:
   participants:
@@ -42,8 +43,14 @@ async function tail(args: string[]) {
   (started.child as ChildProcess).stdout!.on('data', (chunk: Buffer | string) => {
     out += chunk.toString();
   });
+  // Waits for a pattern in the output, failing with what came (not giving up quietly, for a
+  // later assertion to fail without saying why); the time is a safety net, not a measure.
   const waitFor = async (pattern: RegExp) => {
-    for (let i = 0; i < 200 && !pattern.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+    await waitUntil(() => pattern.test(out), 20_000, `${pattern} in the output of space tail`, 25).catch(
+      (error: Error) => {
+        throw new Error(`${error.message}; it printed:\n${out}`);
+      },
+    );
     return out;
   };
   return { started, output: () => out, waitFor };
