@@ -18,7 +18,9 @@ import { REDACTED } from '../src/audit/redaction.js';
 import type { Tape } from '../src/tape/tape-format.js';
 import { readTapeFile } from '../src/tape/tape-reader.js';
 import { CLI, EVERYTHING, runCli, tempDir } from './support/cli.js';
+import { isAlive } from './support/liveness.js';
 import { type RunningServe, startServe } from './support/serve.js';
+import { waitUntil } from './support/sse-client.js';
 import { normaliseTape } from './support/tape-normalise.js';
 
 const SECRET = 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123';
@@ -273,8 +275,11 @@ describe('tape record and tape export of the same calls against server-everythin
     await client.connect(transport);
     await client.callTool({ name: 'echo', arguments: { message: 'one' } });
     await client.readResource({ uri: 'demo://resource/static/document/features.md' });
+    const pid = transport.pid;
+    expect(pid).toBeGreaterThan(0);
     await client.close();
-    await new Promise((r) => setTimeout(r, 500));
+    // The gateway writes the last of its trace as it exits: read the trace once it has.
+    await waitUntil(() => !isAlive(pid!), 15_000, 'the stdio gateway to exit');
     const sessions = await runCli(['trace', 'sessions', '--json', '--data-dir', dataDir]);
     const key = (JSON.parse(sessions.stdout.trim().split('\n')[0]!) as { key: string }).key;
     const refused = await runCli(['tape', 'export', key, '--data-dir', dataDir]);
