@@ -96,26 +96,9 @@ export function requestAttributes(request: JsonRpcRequest): Attributes {
 }
 
 /**
- * A request's span name and attributes from one look at its params (the hot path of tracing: the
- * name and the attributes share the target, and the caller adds its own keys to `attributes`,
- * which is a fresh object it owns).
- */
-export function requestSpan(request: JsonRpcRequest): { name: string; attributes: Attributes } {
-  const attributes: Attributes = {
-    [ATTR.methodName]: request.method,
-    [ATTR.requestId]: String(request.id),
-    [ATTR.jsonrpcVersion]: '2.0',
-  };
-  const target = targetOf(request);
-  if (target) attributes[target.attribute] = target.value;
-  if (request.method === 'tools/call') attributes[ATTR.operationName] = 'execute_tool';
-  return { name: target?.inName ? `${request.method} ${target.value}` : request.method, attributes };
-}
-
-/**
  * The bounded attributes a request gives an operation-duration metric: its method, its tool or
  * prompt, `gen_ai.operation.name`; never its id or resource URI (unbounded). Built directly, not
- * by filtering `requestSpan`'s: it runs for every call and upstream request.
+ * by filtering `requestAttributes`': it runs for every call and upstream request.
  */
 export function requestMetricAttributes(request: JsonRpcRequest): Attributes {
   const out: Attributes = { [ATTR.methodName]: request.method };

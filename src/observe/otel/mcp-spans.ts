@@ -244,20 +244,8 @@ export class McpSpans implements Tap, TraceContextWriter {
   }
 
   #toUpstream(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
-    const parent = this.#parentOf(hop);
-    const envelopeId = parent?.envelopeId ?? hop.id;
-    const open = this.#start(
-      hop.id,
-      'client',
-      spanName(request),
-      envelopeId,
-      parent?.context,
-      undefined,
-      parent,
-    );
-    if (open.span.isRecording()) {
-      const attributes = requestAttributes(request);
-      attributes[ATTR.envelopeId] = envelopeId;
+    const { open, parent, attributes } = this.#startClientSpan(request, hop);
+    if (attributes !== undefined) {
       if (hop.upstream !== undefined) {
         attributes[ATTR.upstream] = hop.upstream;
         const address = this.#o.upstreamAddress?.(hop.upstream);
@@ -276,6 +264,21 @@ export class McpSpans implements Tap, TraceContextWriter {
   }
 
   #toClient(request: JsonRpcRequest, hop: OutboundRequestHop): JsonRpcRequest {
+    const { open, attributes } = this.#startClientSpan(request, hop);
+    if (attributes !== undefined) open.span.setAttributes(attributes);
+    // Baggage a client sent is its own; a server's request to it carries none of the gateway's.
+    return this.#inject(request, open, undefined);
+  }
+
+  /**
+   * The CLIENT span of a request the gateway writes (upstream or to a client), child of the call
+   * it serves; with the request's attributes and the envelope id for the caller to complete, only
+   * when the span records (an unsampled span gets none built).
+   */
+  #startClientSpan(
+    request: JsonRpcRequest,
+    hop: OutboundRequestHop,
+  ): { open: OpenSpan; parent: OpenSpan | undefined; attributes: Attributes | undefined } {
     const parent = this.#parentOf(hop);
     const envelopeId = parent?.envelopeId ?? hop.id;
     const open = this.#start(
@@ -287,13 +290,10 @@ export class McpSpans implements Tap, TraceContextWriter {
       undefined,
       parent,
     );
-    if (open.span.isRecording()) {
-      const attributes = requestAttributes(request);
-      attributes[ATTR.envelopeId] = envelopeId;
-      open.span.setAttributes(attributes);
-    }
-    // Baggage a client sent is its own; a server's request to it carries none of the gateway's.
-    return this.#inject(request, open, undefined);
+    if (!open.span.isRecording()) return { open, parent, attributes: undefined };
+    const attributes = requestAttributes(request);
+    attributes[ATTR.envelopeId] = envelopeId;
+    return { open, parent, attributes };
   }
 
   // ------------------------------------------------------------ Tap
