@@ -158,16 +158,12 @@ function parseRatio(value: string): number {
   return n;
 }
 
-/** `--otel-endpoint`: the OTLP/HTTP base URL of a collector. */
+/**
+ * `--otel-endpoint`: the OTLP/HTTP base URL of a collector, checked as `--url` is and kept as
+ * given (the exporter appends `/v1/traces` and `/v1/metrics` to it).
+ */
 function parseOtlpEndpoint(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new InvalidArgumentError(`expected an http:// or https:// URL, got "${value}"`);
+  parseUpstreamUrl(value);
   return value;
 }
 
